@@ -1,0 +1,48 @@
+# ExoGraph. `make run` serves the embedded default; `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
+
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, alone: the CPU build (sentence-transformers would otherwise pull a CUDA build).
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(PY) scripts/run.py
+
+test: $(STAMP) lint migrations-check typecheck pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+migrations-check: $(STAMP)
+	EXOGRAPH_VAR_DIR=$$(mktemp -d) DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run
+
+typecheck: $(STAMP)
+	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+bench-graph: $(STAMP)
+	$(PY) bench/graph.py
+
+bench-ingest: $(STAMP)
+	$(PY) bench/ingest.py
+
+bench-billing: $(STAMP)
+	$(PY) bench/billing.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

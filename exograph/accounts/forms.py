@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm
+
+
+class SignupForm(forms.Form):
+    email = forms.EmailField(
+        max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True})
+    )
+    password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password_confirm = forms.CharField(
+        label="Confirm password", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("password") and data.get("password") != data.get("password_confirm"):
+            self.add_error("password_confirm", "The two passwords differ.")
+        return data
+
+
+class LoginForm(AuthenticationForm):
+    username = forms.EmailField(
+        label="Email", widget=forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True})
+    )
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(max_length=100, widget=forms.TextInput(attrs={"placeholder": "e.g. claude-desktop"}))

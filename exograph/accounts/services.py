@@ -1,0 +1,158 @@
+"""Account and API-key use cases: the one place that writes accounts and keys."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.password_validation import validate_password
+from django.core.cache import cache
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from exograph.accounts.models import ApiKey, User
+from exograph.core.errors import Conflict, NotFound, RateLimited, Unauthenticated, ValidationError
+
+KEY_PREFIX_LEN = 12
+MAX_ACTIVE_KEYS = 25
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def user_create(*, email: str, password: str | None) -> User:
+    """Create an account. Raises Conflict if the email is taken, ValidationError on a weak password."""
+    email = User.objects.normalize_email(email.strip()).lower()
+    if User.objects.filter(email__iexact=email).exists():
+        raise Conflict("An account with this email already exists.", code="email_taken", hint="Log in instead.")
+    user = User(email=email)
+    if password is not None:
+        try:
+            validate_password(password, user)
+        except DjangoValidationError as exc:
+            raise ValidationError(
+                " ".join(exc.messages), code="weak_password", hint="Choose a longer, less common password."
+            ) from exc
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    user.save()
+    return user
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    key: ApiKey
+    secret: str  # shown once, never stored
+
+
+def api_key_create(*, actor: User, name: str) -> IssuedKey:
+    """Issue a new API key for actor. The full secret is returned once and only its digest is stored."""
+    name = name.strip()
+    if not name:
+        raise ValidationError(
+            "A key needs a name.", code="invalid_name", hint="Name it after where you use it, e.g. 'laptop'."
+        )
+    if ApiKey.objects.filter(user=actor, revoked_at__isnull=True).count() >= MAX_ACTIVE_KEYS:
+        raise Conflict(
+            f"You already have {MAX_ACTIVE_KEYS} active keys.",
+            code="too_many_keys",
+            hint="Revoke a key you no longer use.",
+        )
+    prefix = secrets.token_hex(KEY_PREFIX_LEN // 2)
+    secret_part = secrets.token_urlsafe(32)
+    full = f"{settings.API_KEY_PREFIX}{prefix}_{secret_part}"
+    key = ApiKey.objects.create(user=actor, name=name[:100], prefix=prefix, digest=_digest(full))
+    return IssuedKey(key=key, secret=full)
+
+
+def api_key_revoke(*, actor: User, key_id: int) -> ApiKey:
+    """Revoke one of actor's keys; requests with it fail from now on. Raises NotFound for foreign or missing keys."""
+    key = ApiKey.objects.filter(user=actor, id=key_id).first()
+    if key is None:
+        raise NotFound("No such API key.")
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at", "modified"])
+    return key
+
+
+def api_key_authenticate(*, raw: str) -> ApiKey:
+    """Resolve a presented secret to its active key. Raises Unauthenticated with the reason and the fix."""
+    raw = raw.strip()
+    expected = settings.API_KEY_PREFIX
+    if not raw.startswith(expected):
+        raise Unauthenticated(
+            f"This is not an ExoGraph API key; keys start with '{expected}'.",
+            code="invalid_api_key",
+            hint="Copy the whole key shown when you created it, or create a new one on the API keys page.",
+        )
+    body = raw[len(expected) :]
+    prefix, sep, secret_part = (
+        body[:KEY_PREFIX_LEN],
+        body[KEY_PREFIX_LEN : KEY_PREFIX_LEN + 1],
+        body[KEY_PREFIX_LEN + 1 :],
+    )
+    if sep != "_" or not secret_part or len(raw) > 200:
+        raise Unauthenticated(
+            "The API key is malformed (truncated or with extra characters).",
+            code="invalid_api_key",
+            hint="Copy the whole key shown when you created it, or create a new one on the API keys page.",
+        )
+    key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
+    if key is None or not hmac.compare_digest(key.digest, _digest(raw)):
+        raise Unauthenticated(
+            "Unknown API key.", code="invalid_api_key", hint="Check the key, or create a new one on the API keys page."
+        )
+    if key.revoked_at is not None:
+        raise Unauthenticated(
+            "This API key has been revoked.", code="revoked_api_key", hint="Create a new key on the API keys page."
+        )
+    if not key.user.is_active:
+        raise Unauthenticated("This account is disabled.", code="account_disabled", hint="Contact support.")
+    now = timezone.now()
+    # Record use at most once a minute: a write per request would serialise hot keys.
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        ApiKey.objects.filter(id=key.id).update(last_used_at=now)
+        key.last_used_at = now
+    return key
+
+
+# --- Login throttling -----------------------------------------------------------------
+
+
+def _login_key(email: str, ip: str) -> str:
+    return f"login-fail:{_digest(email.strip().lower())[:24]}:{ip}"
+
+
+def login_throttle_check(*, email: str, ip: str) -> None:
+    """Refuse a login attempt after too many recent failures for this email from this address. Raises RateLimited."""
+    failures = cache.get(_login_key(email, ip), 0)
+    if failures >= settings.LOGIN_MAX_FAILURES:
+        minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
+        raise RateLimited(
+            f"Too many failed login attempts. Try again in {minutes} minutes.",
+            code="login_throttled",
+            hint="Reset your password if you have forgotten it.",
+            headers={"Retry-After": str(settings.LOGIN_FAILURE_WINDOW_SECONDS)},
+        )
+
+
+def login_failure_record(*, email: str, ip: str) -> None:
+    key = _login_key(email, ip)
+    if cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS):
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+
+
+def login_failures_clear(*, email: str, ip: str) -> None:
+    cache.delete(_login_key(email, ip))

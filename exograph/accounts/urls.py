@@ -1,0 +1,15 @@
+from django.urls import path
+
+from exograph.accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("signup/", views.signup, name="signup"),
+    path("account/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path("account/keys/", views.api_keys, name="api_keys"),
+    path("account/keys/<int:key_id>/revoke/", views.api_key_revoke_view, name="api_key_revoke"),
+]

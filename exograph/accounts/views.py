@@ -1,0 +1,119 @@
+"""Web pages for accounts: the same services as the REST API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.views.decorators.http import require_POST
+
+from exograph.accounts.forms import ApiKeyForm, LoginForm, SignupForm
+from exograph.accounts.selectors import api_key_list_for_user
+from exograph.accounts.services import (
+    api_key_create,
+    api_key_revoke,
+    login_failure_record,
+    login_failures_clear,
+    login_throttle_check,
+    user_create,
+)
+from exograph.core.errors import ExoGraphError, RateLimited
+
+
+def client_ip(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", "unknown"))
+
+
+class LoginView(auth_views.LoginView):
+    form_class = LoginForm
+    template_name = "accounts/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        email = str(request.POST.get("username", ""))
+        try:
+            login_throttle_check(email=email, ip=client_ip(request))
+        except RateLimited as exc:
+            form = self.get_form()
+            form.errors.clear()
+            response = self.render_to_response(self.get_context_data(form=form, throttled=exc.message))
+            response.status_code = 429
+            response.headers["Retry-After"] = exc.headers["Retry-After"]
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
+        login_failure_record(email=str(self.request.POST.get("username", "")), ip=client_ip(self.request))
+        return super().form_invalid(form)
+
+    def form_valid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
+        login_failures_clear(email=form.get_user().email, ip=client_ip(self.request))
+        return super().form_valid(form)
+
+
+class LogoutView(auth_views.LogoutView):
+    pass
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "accounts/password_change.html"
+    success_url = reverse_lazy("accounts:dashboard")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        messages.success(self.request, "Your password has been changed.")
+        return super().form_valid(form)
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("accounts:dashboard")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = user_create(email=form.cleaned_data["email"], password=form.cleaned_data["password"])
+        except ExoGraphError as exc:
+            form.add_error(None, exc.message)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, "Welcome to ExoGraph.")
+            return redirect("accounts:dashboard")
+    return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    return render(request, "accounts/dashboard.html", {})
+
+
+@login_required
+def api_keys(request: HttpRequest) -> HttpResponse:
+    form = ApiKeyForm(request.POST or None)
+    new_secret = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = api_key_create(actor=request.user, name=form.cleaned_data["name"])  # type: ignore[arg-type]
+        except ExoGraphError as exc:
+            form.add_error(None, exc.message)
+        else:
+            new_secret = issued.secret
+            form = ApiKeyForm()
+    keys = api_key_list_for_user(user=request.user)  # type: ignore[arg-type]
+    return render(request, "accounts/api_keys.html", {"form": form, "keys": keys, "new_secret": new_secret})
+
+
+@login_required
+@require_POST
+def api_key_revoke_view(request: HttpRequest, key_id: int) -> HttpResponse:
+    try:
+        key = api_key_revoke(actor=request.user, key_id=key_id)  # type: ignore[arg-type]
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Key {key.display_prefix} revoked.")
+    return redirect("accounts:api_keys")

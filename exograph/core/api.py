@@ -1,0 +1,162 @@
+"""REST plumbing shared by every app: the one exception handler, pagination, input validation."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from exograph.accounts.models import User
+from exograph.core.errors import ExoGraphError
+
+logger = logging.getLogger(__name__)
+
+_DRF_HINTS: dict[type[Exception], tuple[str, str]] = {
+    drf_exceptions.ParseError: (
+        "malformed_request",
+        "Send a valid JSON object with Content-Type: application/json.",
+    ),
+    drf_exceptions.NotAuthenticated: (
+        "unauthenticated",
+        "Send your API key as 'Authorization: Bearer exo_…' or 'X-API-Key: exo_…'. Create one on the API keys page.",
+    ),
+    drf_exceptions.AuthenticationFailed: (
+        "unauthenticated",
+        "Check that the key is complete and not revoked; create a new one on the API keys page.",
+    ),
+    drf_exceptions.PermissionDenied: ("forbidden", "This account may not do this."),
+    drf_exceptions.NotFound: ("not_found", "Check the id; it may have been deleted or never existed."),
+    drf_exceptions.MethodNotAllowed: ("method_not_allowed", "See /api/docs/ for the methods each endpoint allows."),
+    drf_exceptions.NotAcceptable: ("not_acceptable", "Ask for application/json."),
+    drf_exceptions.UnsupportedMediaType: (
+        "unsupported_media_type",
+        "Send application/json, or multipart/form-data for file uploads.",
+    ),
+    drf_exceptions.Throttled: ("rate_limited", "Wait for the time given in Retry-After."),
+}
+
+
+def error_body(code: str, message: str, hint: str = "", extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The one error envelope: {"error": {"code", "message", "hint", ...extra}}."""
+    error: dict[str, Any] = {"code": code, "message": message, "hint": hint}
+    if extra:
+        error.update(extra)
+    return {"error": error}
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[str]:
+    if isinstance(detail, dict):
+        out: list[str] = []
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            out.extend(_flatten(value, f"{prefix}{name}" if not prefix else f"{prefix}.{name}"))
+        return out
+    if isinstance(detail, list):
+        out = []
+        for item in detail:
+            out.extend(_flatten(item, prefix))
+        return out
+    return [f"{prefix}: {detail}" if prefix else str(detail)]
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER: every error of every endpoint leaves through here."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, ExoGraphError):
+        headers.update(exc.headers)
+        body = error_body(exc.code, exc.message, exc.hint, exc.extra)
+        return Response(body, status=exc.status, headers=headers)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf_exceptions.PermissionDenied()
+    if isinstance(exc, drf_exceptions.ValidationError):
+        messages = _flatten(exc.detail)
+        body = error_body(
+            "invalid",
+            "; ".join(messages) or "Invalid input.",
+            "Fix the fields named in the message; see /api/docs/ for the expected shape.",
+            {"fields": exc.detail},
+        )
+        return Response(body, status=400)
+    if isinstance(exc, drf_exceptions.APIException):
+        code, hint = _DRF_HINTS.get(type(exc), (str(exc.default_code), ""))
+        wait = getattr(exc, "wait", None)
+        if wait is not None:
+            headers["Retry-After"] = str(int(wait))
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
+        message = exc.detail if isinstance(exc.detail, str) else "; ".join(_flatten(exc.detail))
+        return Response(error_body(code, str(message), hint), status=exc.status_code, headers=headers)
+    logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+    return Response(
+        error_body("internal_error", "Something went wrong on our side.", "Retry; if it persists, contact support."),
+        status=500,
+    )
+
+
+class Pagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 200
+
+
+def actor_of(request: Request) -> User:
+    """The authenticated account of an API request (views require authentication)."""
+    user = request.user
+    if not isinstance(user, User):
+        raise drf_exceptions.NotAuthenticated()
+    return user
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
+    """Validate input with a serializer; shape errors become the 400 envelope."""
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(
+        error_body("not_found", f"No endpoint at {request.path}.", "See /api/docs/ for the endpoints."),
+        status=404,
+    )
+
+
+def api_server_error(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(
+        error_body("internal_error", "Something went wrong on our side.", "Retry; if it persists, contact support."),
+        status=500,
+    )
+
+
+class ScopeField(serializers.ChoiceField):
+    """graph_scope in a query or body: overrides the X-Graph-Scope header for this request."""
+
+    default_error_messages = {"invalid_choice": "must be 'world' or 'private'; got \"{input}\"."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        from exograph.core.scope import Scope
+
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", "world or private; defaults to the X-Graph-Scope header, else private.")
+        super().__init__(choices=Scope.choices, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str):
+            data = data.strip().lower()
+        return super().to_internal_value(data)
+
+
+def request_scope(request: Any, data: dict[str, Any]) -> Any:
+    """The scope for this call: the graph_scope argument if given, else the header's (default private)."""
+    from exograph.core.scope import Scope
+
+    value = data.get("graph_scope")
+    return Scope(value) if value else request.graph_scope

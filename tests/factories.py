@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import factory
+
+from exograph.accounts.models import User
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", "correct-horse-battery-staple")
+
+    @factory.post_generation
+    def _save(obj, create, extracted, **kwargs):  # type: ignore[no-untyped-def]  # noqa: N805
+        if create:
+            obj.save()

