@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from exograph.core.models import TimeStampedModel
+from exograph.core.scope import Scope
+
+WORLD_GRAPH_ID = "world"
+
+
+def new_graph_id() -> str:
+    return f"graph_{uuid.uuid4().hex}"
+
+
+class GraphKind(models.TextChoices):
+    DOCUMENT = "document", "Document"
+    MANUAL = "manual", "Manual"
+    RESEARCH = "research", "Research"
+    WORLD = "world", "World"
+
+
+class Graph(TimeStampedModel):
+    """A knowledge graph. Its knowledge lives in one FalkorDB graph named by `store_name`."""
+
+    id = models.CharField(primary_key=True, max_length=64, default=new_graph_id, editable=False)
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="graphs")
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.PRIVATE)
+    kind = models.CharField("type", max_length=16, choices=GraphKind.choices, default=GraphKind.MANUAL)
+    # The embedder whose vectors this graph holds; queries with another embedder are refused.
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    embedding_dim = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="graphs_graph_owner_name_unique"),
+            models.CheckConstraint(condition=Q(scope__in=Scope.values), name="graphs_graph_scope_valid"),
+        ]
+        indexes = [models.Index(fields=["owner", "scope"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def store_name(self) -> str:
+        """The FalkorDB key of this graph's store."""
+        return f"exo:{self.id}"
+
+    @property
+    def is_world(self) -> bool:
+        return self.id == WORLD_GRAPH_ID
+
+
+class WorldQueryRecord(TimeStampedModel):
+    """A query that returned world-graph knowledge contributed by other accounts.
+
+    Billing pays contributors from these rows asynchronously (`paid_at` marks them done),
+    so the query itself never waits for the ledger.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    querier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="world_queries")
+    query = models.CharField(max_length=300)
+    # Account ids of the contributors whose knowledge was returned (the querier excluded).
+    contributor_ids = models.JSONField(default=list)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["paid_at", "created"])]
+
+    def __str__(self) -> str:
+        return f"{self.querier_id}: {self.query[:40]}"
+
+
+PLATFORM_EMAIL = "platform@exograph.internal"
