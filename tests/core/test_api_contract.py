@@ -28,6 +28,14 @@ def test_scope_header_is_parsed_once(alice_client, value):
     assert response.json()["graph_scope"] == value.strip().lower()
 
 
+def test_graph_scope_argument_overrides_the_header(alice_client):
+    response = alice_client.get("/api/v1/me/?graph_scope=world", HTTP_X_GRAPH_SCOPE="private")
+    assert response.json()["graph_scope"] == "world"
+    bad = alice_client.get("/api/v1/me/?graph_scope=everything")
+    error = _assert_envelope(bad, 400, "invalid")
+    assert "'world' or 'private'" in error["message"]
+
+
 def test_scope_defaults_to_private(alice_client):
     assert alice_client.get("/api/v1/me/").json()["graph_scope"] == "private"
 
