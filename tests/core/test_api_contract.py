@@ -129,3 +129,19 @@ def test_production_refuses_to_start_without_secret_key(tmp_path):
     )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"\xff\xfe\x00garbage", "application/json"),
+        (b"--x\r\nContent-Disposition: form-data", "multipart/form-data"),
+        (b"--b\r\nbroken", "multipart/form-data; boundary=b"),
+        (b"<xml/>", "application/xml"),
+        (b"", "application/json"),
+    ],
+)
+def test_hostile_bodies_never_500(alice_client, body, content_type):
+    response = alice_client.generic("POST", "/api/v1/keys/", body, content_type=content_type)
+    assert 400 <= response.status_code < 500, response.content
+    assert response.json()["error"]["code"]
