@@ -4,11 +4,17 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
+from exograph.graphs import api as graphs_api
 
 api_v1 = [
     path("me/", accounts_api.MeApi.as_view(), name="me"),
     path("keys/", accounts_api.ApiKeyListCreateApi.as_view(), name="keys"),
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
+    path("graphs/", graphs_api.GraphListCreateApi.as_view(), name="graphs"),
+    path("graphs/<str:graph_id>/", graphs_api.GraphDetailApi.as_view(), name="graph-detail"),
+    path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
+    path("entities/search/", graphs_api.EntitySearchApi.as_view()),
+    path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
 ]
 
