@@ -24,6 +24,7 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.accounts.urls")),
 ]
 
