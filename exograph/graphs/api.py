@@ -49,7 +49,9 @@ class EntityHitSerializer(serializers.Serializer):
     graph_id = serializers.CharField()
     graph_name = serializers.CharField()
     relevance = serializers.FloatField(help_text="0..1 within this response; higher is better.")
-    context = serializers.CharField(help_text="The best-matching description or passage (≤ 300 chars).")
+    context = serializers.CharField(  # type: ignore[assignment]
+        help_text="The best-matching description or passage (≤ 300 chars)."
+    )
 
 
 class EvidenceSerializer(serializers.Serializer):
@@ -103,7 +105,7 @@ class GraphListCreateApi(APIView):
         data = validated(self.FilterSerializer, request.query_params)
         graphs = graph_list_for_user(user=user, scope=request_scope(request, data))
         paginator = Pagination()
-        page = paginator.paginate_queryset(graphs, request, view=self)  # type: ignore[arg-type]
+        page: list[Graph] | None = paginator.paginate_queryset(graphs, request, view=self)  # type: ignore[arg-type]
         body = GraphOutSerializer(page, many=True, context={"user": user}).data
         return paginator.get_paginated_response(body)
 

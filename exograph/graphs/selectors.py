@@ -190,9 +190,10 @@ def search_entities(
     hits: list[EntityHit] = []
     contributors: set[int] = set()
     for key in ranked:
-        row = details.get(key)
-        if row is None:
+        detail = details.get(key)
+        if detail is None:
             continue  # deleted between the two reads
+        row = detail
         gid, entity_id = key
         if direct.get(key) and row["description"]:
             context = row["description"]

@@ -90,7 +90,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 query=form.cleaned_data["query"],
                 n_results=form.cleaned_data.get("n_results") or 10,
                 graph_id=form.cleaned_data.get("graph_id") or None,
-                scope=Scope(scope),
+                scope=Scope(str(scope)),
             )
         except ExoGraphError as exc:
             error, status = exc.message, exc.status
