@@ -29,7 +29,8 @@ class GraphCountsSerializer(serializers.Serializer):
 
 
 class GraphOutSerializer(serializers.ModelSerializer[Graph]):
-    type = serializers.CharField(source="kind")
+    scope = serializers.CharField(help_text="world or private")
+    type = serializers.CharField(source="kind", help_text="document, manual, research or world")
     counts = GraphCountsSerializer(source="*")
     owned = serializers.SerializerMethodField()
 
@@ -88,37 +89,37 @@ class WorldGraphOutSerializer(serializers.Serializer):
 
 
 class GraphListCreateApi(APIView):
-    class FilterSerializer(serializers.Serializer):
+    class GraphListFilterSerializer(serializers.Serializer):
         graph_scope = ScopeField()
 
-    class InputSerializer(serializers.Serializer):
+    class GraphCreateInSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
         graph_scope = ScopeField()
 
     @extend_schema(
-        parameters=[FilterSerializer],
+        parameters=[GraphListFilterSerializer],
         responses=GraphOutSerializer(many=True),
         summary="List your graphs (list_graphs)",
     )
     def get(self, request: Request) -> Response:
         user = actor_of(request)
-        data = validated(self.FilterSerializer, request.query_params)
+        data = validated(self.GraphListFilterSerializer, request.query_params)
         graphs = graph_list_for_user(user=user, scope=request_scope(request, data))
         paginator = Pagination()
         page: list[Graph] | None = paginator.paginate_queryset(graphs, request, view=self)  # type: ignore[arg-type]
         body = GraphOutSerializer(page, many=True, context={"user": user}).data
         return paginator.get_paginated_response(body)
 
-    @extend_schema(request=InputSerializer, responses={201: GraphOutSerializer}, summary="Create a graph")
+    @extend_schema(request=GraphCreateInSerializer, responses={201: GraphOutSerializer}, summary="Create a graph")
     def post(self, request: Request) -> Response:
         user = actor_of(request)
-        data = validated(self.InputSerializer, request.data)
+        data = validated(self.GraphCreateInSerializer, request.data)
         graph = graph_create(actor=user, name=data["name"], scope=request_scope(request, data))
         return Response(GraphOutSerializer(graph, context={"user": user}).data, status=201)
 
 
 class GraphDetailApi(APIView):
-    class RenameSerializer(serializers.Serializer):
+    class GraphRenameInSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
 
     @extend_schema(responses=GraphOutSerializer, summary="A graph")
@@ -127,10 +128,10 @@ class GraphDetailApi(APIView):
         graph = graph_get_for_user(user=user, graph_id=graph_id)
         return Response(GraphOutSerializer(graph, context={"user": user}).data)
 
-    @extend_schema(request=RenameSerializer, responses=GraphOutSerializer, summary="Rename a graph")
+    @extend_schema(request=GraphRenameInSerializer, responses=GraphOutSerializer, summary="Rename a graph")
     def patch(self, request: Request, graph_id: str) -> Response:
         user = actor_of(request)
-        data = validated(self.RenameSerializer, request.data)
+        data = validated(self.GraphRenameInSerializer, request.data)
         graph = graph_rename(actor=user, graph_id=graph_id, name=data["name"])
         return Response(GraphOutSerializer(graph, context={"user": user}).data)
 
@@ -141,7 +142,7 @@ class GraphDetailApi(APIView):
 
 
 class EntitySearchApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class EntitySearchInSerializer(serializers.Serializer):
         query = serializers.CharField(
             max_length=MAX_QUERY_LENGTH,
             trim_whitespace=True,
@@ -160,15 +161,19 @@ class EntitySearchApi(APIView):
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
         graph_scope = ScopeField()
 
-    class OutSerializer(serializers.Serializer):
+    class EntitySearchOutSerializer(serializers.Serializer):
         query = serializers.CharField()
         count = serializers.IntegerField()
         results = EntityHitSerializer(many=True)
 
-    @extend_schema(parameters=[InputSerializer], responses=OutSerializer, summary="Search entities (search_entities)")
+    @extend_schema(
+        parameters=[EntitySearchInSerializer],
+        responses=EntitySearchOutSerializer,
+        summary="Search entities (search_entities)",
+    )
     def get(self, request: Request) -> Response:
         user = actor_of(request)
-        data = validated(self.InputSerializer, request.query_params)
+        data = validated(self.EntitySearchInSerializer, request.query_params)
         hits = search_entities(
             user=user,
             query=data["query"],
@@ -182,7 +187,7 @@ class EntitySearchApi(APIView):
 
 
 class WorldEntityApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class WorldEntityQuerySerializer(serializers.Serializer):
         evidence = serializers.BooleanField(required=False, default=False)
         limit = serializers.IntegerField(
             required=False,
@@ -196,12 +201,12 @@ class WorldEntityApi(APIView):
         )
 
     @extend_schema(
-        parameters=[InputSerializer, OpenApiParameter("entity", str, OpenApiParameter.PATH)],
+        parameters=[WorldEntityQuerySerializer, OpenApiParameter("entity", str, OpenApiParameter.PATH)],
         responses=WorldGraphOutSerializer,
         summary="An entity's relations in the World Graph (get_world_graph)",
     )
     def get(self, request: Request, entity: str) -> Response:
         user = actor_of(request)
-        data = validated(self.InputSerializer, request.query_params)
+        data = validated(self.WorldEntityQuerySerializer, request.query_params)
         view = world_entity_get(user=user, entity=entity, evidence=data["evidence"], limit=data["limit"])
         return Response(WorldGraphOutSerializer(view).data)
