@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import redis
 from django.db import IntegrityError, transaction
+from redis.exceptions import LockError
 
 from exograph.accounts.models import User
-from exograph.core.errors import Conflict, PermissionDenied, ValidationError
+from exograph.core.errors import Conflict, PermissionDenied, ServiceUnavailable, TransientError, ValidationError
+from exograph.core.falkor import falkordb_client
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
@@ -196,6 +200,26 @@ def graph_counts_refresh(*, graph: Graph) -> None:
     )
 
 
+@contextmanager
+def _document_lock(document_id: str) -> Iterator[None]:
+    """One writer per document at a time: a re-write removes the old contribution first, and two
+    interleaved re-writes would otherwise count the document twice."""
+    try:
+        lock = falkordb_client().connection.lock(f"exo:lock:document:{document_id}", timeout=600, blocking_timeout=120)
+        acquired = lock.acquire()
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise ServiceUnavailable(store.STORE_DOWN, code="graph_store_unavailable") from exc
+    if not acquired:
+        raise TransientError(f"Document {document_id} is being written by another worker; retry.")
+    try:
+        yield
+    finally:
+        try:
+            lock.release()
+        except (LockError, redis.ConnectionError):
+            logger.warning("lock of document %s expired before release", document_id)
+
+
 def _entity_text(name: str, description: str) -> str:
     return f"{name}. {description}".strip() if description else name
 
@@ -339,18 +363,19 @@ def graph_document_write(
         dimension=int(graph.embedding_dim or embedder.dimension),
         embedder=embedder,
     )
-    for target in targets:
-        store.store_document_write(
-            target.store_name,
-            document_id=document_id,
-            filename=(filename or "").replace("\x00", "")[:255],
-            contributor_id=int(contributor.pk),
-            chunks=chunk_rows,
-            entities=entity_rows,
-            mentions=mention_rows,
-            relations=relation_rows,
-        )
-        graph_counts_refresh(graph=target)
+    with _document_lock(document_id):
+        for target in targets:
+            store.store_document_write(
+                target.store_name,
+                document_id=document_id,
+                filename=(filename or "").replace("\x00", "")[:255],
+                contributor_id=int(contributor.pk),
+                chunks=chunk_rows,
+                entities=entity_rows,
+                mentions=mention_rows,
+                relations=relation_rows,
+            )
+            graph_counts_refresh(graph=target)
     logger.info(
         "document %s written to graph %s (%d chunks, %d entities)", document_id, graph.id, len(chunks), len(entity_rows)
     )
@@ -358,12 +383,13 @@ def graph_document_write(
 
 def graph_document_remove(*, graph: Graph, document_id: str) -> None:
     """Remove a document's knowledge from graph and its contributions to the World Graph. Raises 503."""
-    store.store_document_remove(graph.store_name, document_id=document_id)
-    graph_counts_refresh(graph=graph)
-    if graph.scope == Scope.WORLD and not graph.is_world:
-        world = world_graph()
-        store.store_document_remove(world.store_name, document_id=document_id)
-        graph_counts_refresh(graph=world)
+    with _document_lock(document_id):
+        store.store_document_remove(graph.store_name, document_id=document_id)
+        graph_counts_refresh(graph=graph)
+        if graph.scope == Scope.WORLD and not graph.is_world:
+            world = world_graph()
+            store.store_document_remove(world.store_name, document_id=document_id)
+            graph_counts_refresh(graph=world)
 
 
 def world_query_record_create(*, querier: User, query: str, contributor_ids: Sequence[int]) -> WorldQueryRecord | None:
