@@ -125,8 +125,13 @@ def main() -> None:  # noqa: PLR0915
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
     os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
     os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
+    # One torch thread per query embedding: on a shared 2-core box more threads only wait on each other.
+    os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
     try:
         run(tmp)
+        if os.environ.get("BENCH_KEEP_SERVER"):  # profiling: keep the loaded store up until killed
+            print(f"keeping {server.url} (SQLite in {tmp / 'var'}) until interrupted", flush=True)
+            time.sleep(3600)
     finally:
         server.stop()
 
@@ -309,9 +314,22 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
         world_entity_get(user=querier, entity=e)
         rest_world(e)
 
+    # Where the time of a search goes: every FalkorDB read of the service run, by query.
+    breakdown: dict[str, list[float]] = {}
+    original_ro_query = store.ro_query
+
+    def traced_ro_query(store_name, cypher, values=None):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        try:
+            return original_ro_query(store_name, cypher, values)
+        finally:
+            breakdown.setdefault(cypher[:70], []).append((time.perf_counter() - t0) * 1000)
+
+    store.ro_query = traced_ro_query  # type: ignore[assignment]
     service_search = timed(
         lambda q: search_entities(user=querier, query=q, n_results=10, scope=Scope.WORLD), search_queries
     )
+    store.ro_query = original_ro_query  # type: ignore[assignment]
     rest_search_ms = timed(rest_search, search_queries)
     service_world = timed(lambda e: world_entity_get(user=querier, entity=e), lookups)
     rest_world_ms = timed(rest_world, lookups)
@@ -341,6 +359,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
             "rest": stats(rest_search_ms),
             "rest_overhead_p50_ms": round(percentile(rest_search_ms, 50) - percentile(service_search, 50), 2),
             "query_embedding": stats(embed_ms),
+            "store_reads": {key: stats(values) for key, values in breakdown.items()},
         },
         "get_world_graph": {
             "service": stats(service_world),

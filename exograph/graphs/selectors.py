@@ -7,6 +7,7 @@ world knowledge they returned, so billing can pay the contributors.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db.models import Q
@@ -26,6 +27,9 @@ RRF_K = 60
 SNIPPET = 300
 PASSAGE = 500
 VECTOR_OVERFETCH = 20  # dormant vector nodes (see store.py) may take some of the k slots
+
+# Overlaps a search's FalkorDB reads (store calls only: no ORM in these threads).
+_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
 
 
 def graph_get_for_user(*, user: User, graph_id: str, write: bool = False) -> Graph:
@@ -156,15 +160,22 @@ def search_entities(
         return []
     embedders = [embedder_check(graph=graph) for graph in graphs]
     embedder = embedders[0]
-    vector = [float(x) for x in embedder.embed_one(text)]
     text_query = store.fulltext_query(text)
     k = min(MAX_N_RESULTS, max(20, n_results * 2))
-    per_graph = {
-        graph.id: store.store_search_lists(
-            graph.store_name, text_query=text_query, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH
+    # The full-text reads run on the pool while this thread embeds the query; then the vector reads.
+    # FalkorDB serves reads on several threads, so the round trips overlap.
+    text_futures = {
+        graph.id: _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k)
+        for graph in graphs
+    }
+    vector = [float(x) for x in embedder.embed_one(text)]
+    vector_futures = {
+        graph.id: _pool.submit(
+            store.store_search_vector_lists, graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH
         )
         for graph in graphs
     }
+    per_graph = {gid: {**text_futures[gid].result(), **vector_futures[gid].result()} for gid in text_futures}
     scores, passages, direct = _fuse(per_graph)
     # The same entity found in the World Graph and in one of the user's world-scope graphs: one hit.
     world_ids = {entity_id for (gid, entity_id) in scores if gid == WORLD_GRAPH_ID}

@@ -440,6 +440,60 @@ def store_document_remove(store_name: str, *, document_id: str) -> bool:
 # --- search ------------------------------------------------------------------------------------
 
 
+def store_search_text_lists(
+    store_name: str, *, text_query: str, k: int, chunks: bool = True
+) -> dict[str, list[tuple[str, float, str]]]:
+    """Full-text lists of the hybrid search, as (entity id, score, passage) tuples, best first:
+    entity_text (entities by name/description) and chunk_text (chunks, mapped to the entities
+    they mention; the passage is the chunk text)."""
+    lists: dict[str, list[tuple[str, float, str]]] = {}
+    if not text_query:
+        return lists
+    rows = ro_query(
+        store_name,
+        "CALL db.idx.fulltext.queryNodes('Entity', $q) YIELD node, score "
+        "RETURN node.id, score ORDER BY score DESC LIMIT $k",
+        {"q": text_query, "k": k},
+    )
+    lists["entity_text"] = [(r[0], float(r[1]), "") for r in rows]
+    if chunks:
+        rows = ro_query(
+            store_name,
+            "CALL db.idx.fulltext.queryNodes('Chunk', $q) YIELD node, score "
+            "WITH node, score ORDER BY score DESC LIMIT $k "
+            "MATCH (node)-[:MENTIONS]->(e:Entity) RETURN e.id, score, node.text ORDER BY score DESC",
+            {"q": text_query, "k": k},
+        )
+        lists["chunk_text"] = [(r[0], float(r[1]), r[2] or "") for r in rows]
+    return lists
+
+
+def store_search_vector_lists(
+    store_name: str, *, vector: list[float], k: int, vector_k: int | None = None, chunks: bool = True
+) -> dict[str, list[tuple[str, float, str]]]:
+    """Vector lists of the hybrid search (entity_vector, chunk_vector), best first; scores are
+    negated cosine distances. vector_k > k over-fetches past dormant vector nodes."""
+    lists: dict[str, list[tuple[str, float, str]]] = {}
+    rows = ro_query(
+        store_name,
+        "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, vecf32($v)) YIELD node, score "
+        "MATCH (e:Entity {id: node.entity_id}) RETURN e.id, score ORDER BY score ASC LIMIT $limit",
+        {"v": vector, "k": vector_k or k, "limit": k},
+    )
+    lists["entity_vector"] = [(r[0], -float(r[1]), "") for r in rows]
+    if chunks:
+        rows = ro_query(
+            store_name,
+            "CALL db.idx.vector.queryNodes('ChunkVector', 'embedding', $k, vecf32($v)) YIELD node, score "
+            "MATCH (c:Chunk {id: node.chunk_id}) WHERE c.vkey = node.key "
+            "WITH c, score ORDER BY score ASC LIMIT $limit "
+            "MATCH (c)-[:MENTIONS]->(e:Entity) RETURN e.id, score, c.text ORDER BY score ASC",
+            {"v": vector, "k": vector_k or k, "limit": k},
+        )
+        lists["chunk_vector"] = [(r[0], -float(r[1]), r[2] or "") for r in rows]
+    return lists
+
+
 def store_search_lists(
     store_name: str,
     *,
@@ -449,48 +503,9 @@ def store_search_lists(
     vector_k: int | None = None,
     chunks: bool = True,
 ) -> dict[str, list[tuple[str, float, str]]]:
-    """The four ranked lists of the hybrid search, as (entity id, score, passage) tuples.
-
-    entity_text / entity_vector: entities by full-text and by vector; chunk_text / chunk_vector:
-    chunks by full-text and by vector, each mapped to the entities it mentions (the passage is
-    the chunk text).
-    """
-    lists: dict[str, list[tuple[str, float, str]]] = {}
-    if text_query:
-        rows = ro_query(
-            store_name,
-            "CALL db.idx.fulltext.queryNodes('Entity', $q) YIELD node, score "
-            "RETURN node.id, score ORDER BY score DESC LIMIT $k",
-            {"q": text_query, "k": k},
-        )
-        lists["entity_text"] = [(r[0], float(r[1]), "") for r in rows]
-    if text_query and chunks:
-        rows = ro_query(
-            store_name,
-            "CALL db.idx.fulltext.queryNodes('Chunk', $q) YIELD node, score "
-            "WITH node, score ORDER BY score DESC LIMIT $k "
-            "MATCH (node)-[:MENTIONS]->(e:Entity) RETURN e.id, score, node.text ORDER BY score DESC",
-            {"q": text_query, "k": k},
-        )
-        lists["chunk_text"] = [(r[0], float(r[1]), r[2] or "") for r in rows]
-    rows = ro_query(
-        store_name,
-        "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, vecf32($v)) YIELD node, score "
-        "MATCH (e:Entity {id: node.entity_id}) RETURN e.id, score ORDER BY score ASC LIMIT $limit",
-        {"v": vector, "k": vector_k or k, "limit": k},
-    )
-    lists["entity_vector"] = [(r[0], -float(r[1]), "") for r in rows]
-    if not chunks:
-        return lists
-    rows = ro_query(
-        store_name,
-        "CALL db.idx.vector.queryNodes('ChunkVector', 'embedding', $k, vecf32($v)) YIELD node, score "
-        "MATCH (c:Chunk {id: node.chunk_id}) WHERE c.vkey = node.key "
-        "WITH c, score ORDER BY score ASC LIMIT $limit "
-        "MATCH (c)-[:MENTIONS]->(e:Entity) RETURN e.id, score, c.text ORDER BY score ASC",
-        {"v": vector, "k": vector_k or k, "limit": k},
-    )
-    lists["chunk_vector"] = [(r[0], -float(r[1]), r[2] or "") for r in rows]
+    """All four ranked lists of the hybrid search (see the two functions above)."""
+    lists = store_search_text_lists(store_name, text_query=text_query, k=k, chunks=chunks)
+    lists.update(store_search_vector_lists(store_name, vector=vector, k=k, vector_k=vector_k, chunks=chunks))
     return lists
 
 
