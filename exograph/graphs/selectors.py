@@ -6,8 +6,9 @@ world knowledge they returned, so billing can pay the contributors.
 
 from __future__ import annotations
 
+import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from django.db.models import Q
@@ -30,6 +31,15 @@ VECTOR_OVERFETCH = 20  # dormant vector nodes (see store.py) may take some of th
 
 # Overlaps a search's FalkorDB reads (store calls only: no ORM in these threads).
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
+
+
+def _renew_pool() -> None:
+    """A forked child (Celery prefork, gunicorn) gets a fresh pool: the parent's threads do not exist there."""
+    global _pool
+    _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
+
+
+os.register_at_fork(after_in_child=_renew_pool)
 
 
 def graph_get_for_user(*, user: User, graph_id: str, write: bool = False) -> Graph:
@@ -162,20 +172,36 @@ def search_entities(
     embedder = embedders[0]
     text_query = store.fulltext_query(text)
     k = min(MAX_N_RESULTS, max(20, n_results * 2))
-    # The full-text reads run on the pool while this thread embeds the query; then the vector reads.
-    # FalkorDB serves reads on several threads, so the round trips overlap.
-    text_futures = {
-        graph.id: _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k)
-        for graph in graphs
-    }
-    vector = [float(x) for x in embedder.embed_one(text)]
-    vector_futures = {
-        graph.id: _pool.submit(
-            store.store_search_vector_lists, graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH
+    # The four reads of each graph run on the pool, overlapping (FalkorDB serves reads on several
+    # threads); the full-text ones start while this thread embeds the query.
+    futures: dict[str, list[Future[dict[str, list[tuple[str, float, str]]]]]] = {g.id: [] for g in graphs}
+    for graph in graphs:
+        futures[graph.id].append(
+            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, chunks=False)
         )
-        for graph in graphs
-    }
-    per_graph = {gid: {**text_futures[gid].result(), **vector_futures[gid].result()} for gid in text_futures}
+        futures[graph.id].append(
+            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, entities=False)
+        )
+    vector = [float(x) for x in embedder.embed_one(text)]
+    for graph in graphs:
+        for entities_only in (True, False):
+            futures[graph.id].append(
+                _pool.submit(
+                    store.store_search_vector_lists,
+                    graph.store_name,
+                    vector=vector,
+                    k=k,
+                    vector_k=k + VECTOR_OVERFETCH,
+                    chunks=not entities_only,
+                    entities=entities_only,
+                )
+            )
+    per_graph: dict[str, dict[str, list[tuple[str, float, str]]]] = {}
+    for gid, pending in futures.items():
+        merged: dict[str, list[tuple[str, float, str]]] = {}
+        for future in pending:
+            merged.update(future.result())
+        per_graph[gid] = merged
     scores, passages, direct = _fuse(per_graph)
     # The same entity found in the World Graph and in one of the user's world-scope graphs: one hit.
     world_ids = {entity_id for (gid, entity_id) in scores if gid == WORLD_GRAPH_ID}

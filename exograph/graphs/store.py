@@ -441,7 +441,7 @@ def store_document_remove(store_name: str, *, document_id: str) -> bool:
 
 
 def store_search_text_lists(
-    store_name: str, *, text_query: str, k: int, chunks: bool = True
+    store_name: str, *, text_query: str, k: int, chunks: bool = True, entities: bool = True
 ) -> dict[str, list[tuple[str, float, str]]]:
     """Full-text lists of the hybrid search, as (entity id, score, passage) tuples, best first:
     entity_text (entities by name/description) and chunk_text (chunks, mapped to the entities
@@ -449,13 +449,14 @@ def store_search_text_lists(
     lists: dict[str, list[tuple[str, float, str]]] = {}
     if not text_query:
         return lists
-    rows = ro_query(
-        store_name,
-        "CALL db.idx.fulltext.queryNodes('Entity', $q) YIELD node, score "
-        "RETURN node.id, score ORDER BY score DESC LIMIT $k",
-        {"q": text_query, "k": k},
-    )
-    lists["entity_text"] = [(r[0], float(r[1]), "") for r in rows]
+    if entities:
+        rows = ro_query(
+            store_name,
+            "CALL db.idx.fulltext.queryNodes('Entity', $q) YIELD node, score "
+            "RETURN node.id, score ORDER BY score DESC LIMIT $k",
+            {"q": text_query, "k": k},
+        )
+        lists["entity_text"] = [(r[0], float(r[1]), "") for r in rows]
     if chunks:
         rows = ro_query(
             store_name,
@@ -469,18 +470,25 @@ def store_search_text_lists(
 
 
 def store_search_vector_lists(
-    store_name: str, *, vector: list[float], k: int, vector_k: int | None = None, chunks: bool = True
+    store_name: str,
+    *,
+    vector: list[float],
+    k: int,
+    vector_k: int | None = None,
+    chunks: bool = True,
+    entities: bool = True,
 ) -> dict[str, list[tuple[str, float, str]]]:
     """Vector lists of the hybrid search (entity_vector, chunk_vector), best first; scores are
     negated cosine distances. vector_k > k over-fetches past dormant vector nodes."""
     lists: dict[str, list[tuple[str, float, str]]] = {}
-    rows = ro_query(
-        store_name,
-        "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, vecf32($v)) YIELD node, score "
-        "MATCH (e:Entity {id: node.entity_id}) RETURN e.id, score ORDER BY score ASC LIMIT $limit",
-        {"v": vector, "k": vector_k or k, "limit": k},
-    )
-    lists["entity_vector"] = [(r[0], -float(r[1]), "") for r in rows]
+    if entities:
+        rows = ro_query(
+            store_name,
+            "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, vecf32($v)) YIELD node, score "
+            "MATCH (e:Entity {id: node.entity_id}) RETURN e.id, score ORDER BY score ASC LIMIT $limit",
+            {"v": vector, "k": vector_k or k, "limit": k},
+        )
+        lists["entity_vector"] = [(r[0], -float(r[1]), "") for r in rows]
     if chunks:
         rows = ro_query(
             store_name,
