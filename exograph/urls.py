@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
 
@@ -10,6 +11,7 @@ api_v1 = [
     path("keys/", accounts_api.ApiKeyListCreateApi.as_view(), name="keys"),
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    *billing_api_urls,
 ]
 
 urlpatterns = [
@@ -18,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]
 
