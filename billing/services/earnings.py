@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime, time
+from datetime import UTC, datetime, time
 
 from django.conf import settings
 from django.db import transaction
@@ -56,7 +56,7 @@ def earnings_pay_for_record(*, record_id: object) -> list[CreditEntry]:
         if record.paid_at is not None:
             return paid
         now = timezone.now()
-        day_start = timezone.make_aware(datetime.combine(now.date(), time.min), timezone.UTC)
+        day_start = datetime.combine(now.astimezone(UTC).date(), time.min, tzinfo=UTC)
         digest = _query_digest(record.query)
         contributors = User.objects.filter(
             pk__in=_contributor_ids(record.contributor_ids, record.querier_id), is_active=True, is_platform=False
