@@ -105,13 +105,13 @@ def checkout_session_create(*, actor: User, pack: str) -> CheckoutSession:
             "Stripe refused to create the checkout session.", code="stripe_error", hint="Try again later."
         ) from exc
     return CheckoutSession.objects.create(
-        stripe_session_id=session["id"],
+        stripe_session_id=str(session.id),
         account=account,
         pack=pack,
         credits=chosen["credits"],
         price=chosen["price"],
         currency=settings.STRIPE_CURRENCY,
-        url=session.get("url") or "",
+        url=str(getattr(session, "url", "") or ""),
     )
 
 
@@ -134,7 +134,7 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
             hint="Webhooks must come from Stripe, signed with the endpoint's secret.",
         )
     try:
-        event = stripe.Webhook.construct_event(
+        stripe.Webhook.construct_event(
             payload, signature, settings.STRIPE_WEBHOOK_SECRET, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE
         )
     except stripe.SignatureVerificationError as exc:
@@ -145,11 +145,11 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
         ) from exc
     except ValueError as exc:
         raise ValidationError("The webhook body is not a Stripe event.", code="invalid_payload") from exc
-    data = json.loads(payload)
-    if not isinstance(data, dict) or not event.get("id") or not event.get("type"):
+    data = json.loads(payload)  # verified: the signature covers these exact bytes
+    if not isinstance(data, dict) or not data.get("id") or not data.get("type"):
         raise ValidationError("The webhook body is not a Stripe event.", code="invalid_payload")
     row, created = StripeEvent.objects.get_or_create(
-        stripe_event_id=str(event["id"])[:255], defaults={"type": str(event["type"])[:100], "payload": data}
+        stripe_event_id=str(data["id"])[:255], defaults={"type": str(data["type"])[:100], "payload": data}
     )
     if not created:
         StripeEvent.objects.filter(pk=row.pk).update(deliveries=F("deliveries") + 1)
