@@ -58,7 +58,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -228,7 +231,7 @@ class Meter:
                 )
             time.sleep(0.02)
 
-    def run(self, perform: Perform) -> Response:
+    def run(self, perform: Perform) -> HttpResponseBase:
         """Run the metered work once per Idempotency-Key and answer with credits_charged and balance."""
         if self.dry_run:
             raise RuntimeError("answer dry runs with quote_response() before run()")
@@ -236,18 +239,21 @@ class Meter:
             return self._execute(perform)
         row, ours = self._claim()
         if not ours:
-            return Response(row.response_body, status=row.response_status, headers={"Idempotent-Replayed": "true"})
+            replay = HttpResponse(row.response_body, status=row.response_status, content_type="application/json")
+            replay["Idempotent-Replayed"] = "true"
+            return replay
         self.charge_key = f"{self.endpoint}:{row.pk.hex}"
         try:
             response = self._execute(perform)
         except BaseException:
             IdempotentRequest.objects.filter(pk=row.pk).delete()  # errors are not stored: the key may be retried
             raise
+        content = JSONRenderer().render(response.data).decode("utf-8")
         row.status = IdempotencyStatus.COMPLETE
         row.response_status = response.status_code
-        row.response_body = response.data
+        row.response_body = content
         row.save(update_fields=["status", "response_status", "response_body", "modified"])
-        return response
+        return HttpResponse(content, status=response.status_code, content_type="application/json")
 
 
 def metered_response(
@@ -259,7 +265,7 @@ def metered_response(
     units: int = 1,
     max_cost: int | None = None,
     quote_extra: dict[str, Any] | None = None,
-) -> Response:
+) -> HttpResponseBase:
     """Dry run → quote; otherwise charge `action` × units, then perform (refunded if perform fails)."""
     meter = Meter.from_request(request, endpoint=endpoint)
     if meter.dry_run:

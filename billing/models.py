@@ -188,7 +188,8 @@ class IdempotentRequest(TimeStampedModel):
     endpoint = models.CharField(max_length=100)
     status = models.CharField(max_length=16, choices=IdempotencyStatus.choices, default=IdempotencyStatus.IN_PROGRESS)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
+    # The rendered JSON, byte for byte, so a replay is verbatim (jsonb would reorder keys).
+    response_body = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [
