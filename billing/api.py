@@ -64,13 +64,25 @@ class PackListApi(APIView):
         return Response({"results": pack_list()})
 
 
-class CheckoutCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
-        pack = serializers.CharField(max_length=64, help_text="A pack id from GET /api/v1/billing/packs.")
+class CheckoutInputSerializer(serializers.Serializer):
+    pack = serializers.CharField(max_length=64, help_text="A pack id from GET /api/v1/billing/packs.")
 
-    @extend_schema(request=InputSerializer, summary="Start a Stripe Checkout for a credit pack")
+
+class CheckoutOutSerializer(serializers.Serializer):
+    checkout_url = serializers.URLField(help_text="Send the buyer here (Stripe Checkout).")
+    session_id = serializers.CharField()
+    pack = serializers.CharField()
+    credits = serializers.IntegerField()
+
+
+class CheckoutCreateApi(APIView):
+    @extend_schema(
+        request=CheckoutInputSerializer,
+        responses={201: CheckoutOutSerializer},
+        summary="Start a Stripe Checkout for a credit pack",
+    )
     def post(self, request: Request) -> Response:
-        data = validated(self.InputSerializer, request.data)
+        data = validated(CheckoutInputSerializer, request.data)
         session = checkout_session_create(actor=actor_of(request), pack=data["pack"])
         return Response(
             {"checkout_url": session.url, "session_id": session.stripe_session_id, "pack": session.pack,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import uuid
 from datetime import UTC, datetime, time
 
 from django.conf import settings
@@ -44,10 +45,15 @@ def _contributor_ids(raw: object, querier_id: int) -> list[int]:
     return sorted(ids)  # a fixed lock order: no deadlocks between concurrent payers
 
 
-def earnings_pay_for_record(*, record_id: object) -> list[CreditEntry]:
+def earnings_pay_for_record(*, record_id: uuid.UUID | str) -> list[CreditEntry]:
     """Pay the contributors of one world query (idempotent; sets paid_at). Returns the new earning entries."""
     amount = settings.BILLING_EARNING_CREDITS
     paid: list[CreditEntry] = []
+    try:
+        record_id = uuid.UUID(str(record_id))
+    except ValueError:
+        logger.warning("not a world query record id: %r", str(record_id)[:50])
+        return paid
     with transaction.atomic():
         record = WorldQueryRecord.objects.select_for_update().filter(pk=record_id).first()
         if record is None:

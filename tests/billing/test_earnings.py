@@ -89,6 +89,7 @@ def test_sweep_pays_unpaid_records(alice, bob, charlie):
 
 def test_vanished_record_is_a_no_op():
     assert earnings_pay_for_record(record_id="00000000-0000-0000-0000-000000000000") == []
+    assert earnings_pay_for_record(record_id="not-a-uuid") == []
 
 
 @pytest.mark.django_db(transaction=True)
