@@ -77,6 +77,8 @@ def plan_limits(*, user_id: int) -> dict[str, int]:
 
         plan = CreditAccount.objects.filter(user_id=user_id).values_list("plan", flat=True).first()
         cached = (plan or settings.BILLING_DEFAULT_PLAN, now + PLAN_CACHE_SECONDS)
+        if len(_plans) > 50_000:  # bounded: drop everything rather than grow without end
+            _plans.clear()
         _plans[user_id] = cached
     plans: dict[str, dict[str, int]] = settings.BILLING_PLANS
     return plans.get(cached[0]) or plans[settings.BILLING_DEFAULT_PLAN]
