@@ -291,6 +291,10 @@ BILLING_PLANS: dict[str, dict[str, int]] = {
 }
 # Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
 BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
+# saves that wait on the hot path; a crash may then drop the last split second of charges (never
+# purchases or refunds). See billing/services/ledger.py::_async_commit.
+BILLING_CHARGE_SYNC_COMMIT = env_bool("BILLING_CHARGE_SYNC_COMMIT", default=True)
 # Holds without activity for this long are released by a periodic task.
 BILLING_HOLD_STALE_SECONDS = env_int("BILLING_HOLD_STALE_SECONDS", default=24 * 3600, minimum=60)
 # Contributor earnings: minted by the platform per (querier, contributor, query), capped per UTC day.

@@ -92,6 +92,50 @@ _UPDATE_SQL = (
 )
 
 
+def _async_commit() -> None:
+    """Opt-in (BILLING_CHARGE_SYNC_COMMIT=0): don't wait for the WAL flush when committing a charge.
+
+    PostgreSQL keeps the ledger consistent either way (the WAL is ordered; a crash can only
+    drop the last charges committed in the final fraction of a second, never half of one and
+    never a purchase or refund, which always commit synchronously). Dropped charges favour the
+    customer; the default stays fully durable.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+# PostgreSQL: the conditional UPDATE and the entry INSERT are one statement (a data-modifying
+# CTE), so they commit or fail together even without a transaction block, in one round trip.
+_PG_POST_SQL = """
+WITH acct AS (
+    UPDATE billing_creditaccount
+    SET balance = balance + %(amount)s, held = held + %(held)s, modified = %(now)s
+    WHERE user_id = %(user)s AND balance + %(amount)s >= 0 AND held + %(held)s >= 0
+    RETURNING id, balance
+)
+INSERT INTO billing_creditentry
+    (account_id, kind, amount, balance_after, held_change, reference, idempotency_key, hold_id, counterparty_id, created)
+SELECT id, %(kind)s, %(amount)s, balance, %(held)s, %(reference)s, %(key)s, %(hold)s, %(counterparty)s, %(now)s
+FROM acct
+RETURNING id, account_id, balance_after
+"""
+
+
+def _post_postgresql(params: dict[str, object], *, async_commit: bool) -> tuple[int, int, int] | None:
+    def execute() -> tuple[int, int, int] | None:
+        with connection.cursor() as cursor:
+            cursor.execute(_PG_POST_SQL, params)
+            return cursor.fetchone()  # type: ignore[no-any-return]
+
+    if not connection.in_atomic_block and not async_commit:
+        return execute()  # one autocommitted statement: atomic by itself
+    with transaction.atomic():  # a savepoint inside the caller's transaction
+        if async_commit:
+            _async_commit()
+        return execute()
+
+
 def _post(
     *,
     user: User,
@@ -107,30 +151,47 @@ def _post(
 
     Raises IntegrityError (after rolling this change back) if the key was already used.
     """
-    with transaction.atomic():
+    now = timezone.now()
+    reference = reference[:500]
+    fields = {
+        "kind": kind,
+        "amount": amount,
+        "held_change": held_change,
+        "reference": reference,
+        "idempotency_key": key,
+        "hold": hold,
+        "counterparty": counterparty,
+    }
+    if connection.vendor == "postgresql":
+        async_commit = not connection.in_atomic_block and kind == EntryKind.CHARGE
+        async_commit = async_commit and not settings.BILLING_CHARGE_SYNC_COMMIT
+        params: dict[str, object] = {
+            "amount": amount, "held": held_change, "now": now, "user": user.pk, "kind": kind,
+            "reference": reference, "key": key, "hold": hold.pk if hold else None,
+            "counterparty": counterparty.pk if counterparty else None,
+        }  # fmt: skip
         for _ in range(2):
-            with connection.cursor() as cursor:
-                cursor.execute(_UPDATE_SQL, [amount, held_change, timezone.now(), user.pk, amount, held_change])
-                row = cursor.fetchone()
+            row = _post_postgresql(params, async_commit=async_commit)
             if row is not None:
-                break
+                entry = CreditEntry(id=row[0], account_id=row[1], balance_after=row[2], created=now, **fields)
+                entry._state.adding = False
+                entry._state.db = connection.alias
+                return entry
             if CreditAccount.objects.filter(user_id=user.pk).exists():
                 return None
             credit_account_for(user=user)
-        else:  # pragma: no cover - the account exists after the first pass
-            return None
-        account_id, balance_after = row
-        return CreditEntry.objects.create(
-            account_id=account_id,
-            kind=kind,
-            amount=amount,
-            balance_after=balance_after,
-            held_change=held_change,
-            reference=reference[:500],
-            idempotency_key=key,
-            hold=hold,
-            counterparty=counterparty,
-        )
+        return None  # pragma: no cover - the account exists after the first pass
+    with transaction.atomic():
+        for _ in range(2):
+            with connection.cursor() as cursor:
+                cursor.execute(_UPDATE_SQL, [amount, held_change, now, user.pk, amount, held_change])
+                found = cursor.fetchone()
+            if found is not None:
+                return CreditEntry.objects.create(account_id=found[0], balance_after=found[1], **fields)
+            if CreditAccount.objects.filter(user_id=user.pk).exists():
+                return None
+            credit_account_for(user=user)
+        return None  # pragma: no cover
 
 
 def _existing(key: str) -> CreditEntry | None:
@@ -188,13 +249,11 @@ def credits_charge(
     key = ledger_key("charge", account.pk, _check_key(idempotency_key))
     if cost == 0:
         return ChargeResult(entry=None, credits_charged=0, balance=credit_balance(account=account))
-    existing = _existing(key)
-    if existing is not None:
-        return _charge_replay(existing, cost=cost, account=account)
+    # No look-up first: the unique key decides. A repeat's insert fails and rolls back its UPDATE.
     try:
         entry = _post(user=account, amount=-cost, kind=EntryKind.CHARGE, key=key, reference=reference or action)
     except IntegrityError:
-        # A concurrent call with the same key committed first; ours was rolled back.
+        # This key was charged before (or concurrently, committed first); ours was rolled back.
         existing = _existing(key)
         if existing is None:
             raise

@@ -267,3 +267,32 @@ def test_same_key_concurrently_when_only_one_charge_fits(fund):
     assert all(status == "ok" for status, _ in results), results
     assert {r.balance for _, r in results} == {0}
     assert_ledger_whole(user)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_charge_with_async_commit_is_still_exact(settings, fund):
+    settings.BILLING_CHARGE_SYNC_COMMIT = False
+    user = UserFactory()
+    fund(user, 10)
+    assert credits_charge(account=user, action="chat.snap", idempotency_key="a").balance == 7
+    assert credits_charge(account=user, action="chat.snap", idempotency_key="a").balance == 7
+    assert_ledger_whole(user)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_charge_rolls_back_with_the_callers_transaction(fund):
+    from django.db import transaction
+
+    user = UserFactory()
+    fund(user, 10)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        credits_charge(account=user, action="chat.snap", idempotency_key="doc")
+        raise RuntimeError("document creation failed")
+    assert credit_balance(account=user) == 10
+    with transaction.atomic():  # a repeat inside a transaction leaves the transaction usable
+        first = credits_charge(account=user, action="chat.snap", idempotency_key="doc")
+        again = credits_charge(account=user, action="chat.snap", idempotency_key="doc")
+        assert first == again
+        assert User.objects.filter(pk=user.pk).exists()
+    assert credit_balance(account=user) == 7
+    assert_ledger_whole(user)
