@@ -39,6 +39,9 @@ For the documents, chat and research endpoints. Two ways in:
    later (`credits_refund(account=..., charge_key=meter.charge_key, reason=...)`, e.g. when an
    ingest task fails) or keep the returned Hold for `credits_capture`/`credits_release`.
 
+For a hold, `credits_charged` counts the reserved credits and `credits_held` says how many of
+them are a reservation (captured step by step, the rest released; see billing.services.holds).
+
 `dry_run=true` (query string or body) answers ``{"dry_run": true, "credits_needed", "balance",
 "covered", ...extra}`` and changes nothing. `Idempotency-Key: <≤200 printable chars>` stores the
 first successful answer per (account, key, endpoint); a retry gets it back verbatim (status
@@ -123,7 +126,8 @@ class Meter:
         self.dry_run = dry_run
         self.idempotency_key = idempotency_key
         self.charge_key = f"{endpoint}:{uuid.uuid4().hex}"
-        self.credits_charged = 0
+        self.credits_charged = 0  # charges plus credits reserved by holds
+        self.credits_held = 0
         self.balance: int | None = None
         self._charge_keys: list[str] = []
         self._holds: list[Hold] = []
@@ -173,11 +177,13 @@ class Meter:
 
     def hold(self, *, amount: int, reference: str = "") -> Hold:
         """Reserve credits for long work (research). Raises InsufficientCredits (402)."""
+        key = self.charge_key if not self._holds else f"{self.charge_key}:hold{len(self._holds)}"
         hold = credits_hold(
-            account=self.account, amount=amount, idempotency_key=self.charge_key, reference=reference or self.endpoint
+            account=self.account, amount=amount, idempotency_key=key, reference=reference or self.endpoint
         )
         self._holds.append(hold)
         self.credits_charged += int(hold.amount)
+        self.credits_held += int(hold.amount)
         self.balance = credit_balance(account=self.account)
         return hold
 
@@ -201,6 +207,8 @@ class Meter:
             raise
         body = dict(data)
         body["credits_charged"] = self.credits_charged
+        if self.credits_held:
+            body["credits_held"] = self.credits_held  # reserved, captured as the work proceeds
         body["balance"] = self.balance if self.balance is not None else credit_balance(account=self.account)
         return Response(body, status=status)
 

@@ -33,3 +33,11 @@ def holds_release_stale_task() -> int:
     from billing.services import holds_release_stale
 
     return holds_release_stale()
+
+
+@shared_task(queue=Queue.BILLING.value, acks_late=True)
+def idempotency_records_purge_task() -> int:
+    """Periodic: forget stored Idempotency-Key answers past their retention."""
+    from billing.services import idempotency_records_purge
+
+    return idempotency_records_purge()

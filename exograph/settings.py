@@ -304,6 +304,10 @@ BILLING_EARNING_DAILY_CAP_PER_PAIR = env_int("BILLING_EARNING_DAILY_CAP_PER_PAIR
 # Idempotency-Key: how long a concurrent retry waits for the first request, and when a claim is stale.
 BILLING_IDEMPOTENCY_WAIT_SECONDS = env_float("BILLING_IDEMPOTENCY_WAIT_SECONDS", default=30.0)
 BILLING_IDEMPOTENCY_STALE_SECONDS = env_int("BILLING_IDEMPOTENCY_STALE_SECONDS", default=600, minimum=1)
+# Stored answers are kept this long; a retry after that runs (and charges) again.
+BILLING_IDEMPOTENCY_RETENTION_SECONDS = env_int(
+    "BILLING_IDEMPOTENCY_RETENTION_SECONDS", default=7 * 24 * 3600, minimum=3600
+)
 
 # Stripe: on when STRIPE_SECRET_KEY is set. Off: purchases are disabled and admins grant credits.
 STRIPE_SECRET_KEY = env_secret("STRIPE_SECRET_KEY", required=False)
@@ -330,6 +334,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "billing-pay-earnings-sweep": {
         "task": "billing.tasks.earnings_sweep_task",
         "schedule": 5 * 60.0,
+        "options": {"queue": "billing"},
+    },
+    "billing-purge-idempotency-records": {
+        "task": "billing.tasks.idempotency_records_purge_task",
+        "schedule": 6 * 3600.0,
         "options": {"queue": "billing"},
     },
 }

@@ -13,6 +13,7 @@ from billing.services.ledger import (
     credits_quote,
     credits_refund,
     credits_top_up_admin,
+    idempotency_records_purge,
 )
 from billing.services.stripe import (
     checkout_session_create,
@@ -38,6 +39,7 @@ __all__ = [
     "earnings_pay_for_record",
     "earnings_sweep",
     "holds_release_stale",
+    "idempotency_records_purge",
     "stripe_event_handle",
     "stripe_webhook_receive",
 ]

@@ -407,3 +407,14 @@ def credits_top_up_admin(*, account: User, target: int, actor: User | None, note
     if locked.balance >= target:
         return None
     return credits_grant_admin(account=account, amount=target - int(locked.balance), actor=actor, note=note)
+
+
+def idempotency_records_purge() -> int:
+    """Forget stored Idempotency-Key answers older than BILLING_IDEMPOTENCY_RETENTION_SECONDS. Returns how many."""
+    from datetime import timedelta
+
+    from billing.models import IdempotentRequest
+
+    cutoff = timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_RETENTION_SECONDS)
+    deleted, _ = IdempotentRequest.objects.filter(modified__lt=cutoff).delete()
+    return int(deleted)

@@ -51,7 +51,28 @@ class UploadLikeApi(APIView):
         return meter.run(perform)
 
 
+class ResearchLikeApi(APIView):
+    """Holds min(price, budget_credits) up front, like research sessions; ?fail=1 fails after the hold."""
+
+    def post(self, request: Request) -> Response:
+        from billing.prices import price_for
+
+        meter = Meter.from_request(request, endpoint="test.research")
+        budget = int(request.data.get("budget_credits", 100))
+        if meter.dry_run:
+            return meter.quote_response(action="research.ponder", max_cost=budget)
+
+        def perform(m: Meter) -> tuple[dict[str, Any], int]:
+            hold = m.hold(amount=price_for("research.ponder", max_cost=budget), reference="research test")
+            if request.query_params.get("fail"):
+                raise ValidationError("No sources.", code="no_sources")
+            return {"hold_id": str(hold.pk)}, 201
+
+        return meter.run(perform)
+
+
 urlpatterns = [
+    path("api/v1/test/research/", ResearchLikeApi.as_view()),
     path("api/v1/test/chat/", ChatLikeApi.as_view()),
     path("api/v1/test/upload/", UploadLikeApi.as_view()),
     *real_urlpatterns,

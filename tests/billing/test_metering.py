@@ -120,3 +120,31 @@ def test_same_key_20_times_concurrently_one_charge_20_identical_answers(fund, ap
     assert responses[0].json()["credits_charged"] == 3 and responses[0].json()["balance"] == 97
     assert charges(user).count() == 1 and credit_balance(account=user) == 97
     assert_ledger_whole(user)
+
+
+def test_research_hold_is_reported_and_released_on_failure(alice, alice_client, fund):
+    fund(alice, 100)
+    quote = alice_client.post("/api/v1/test/research/?dry_run=true", {"budget_credits": 40}, format="json").json()
+    assert quote["credits_needed"] == 40 and quote["covered"] is True
+    failed = alice_client.post("/api/v1/test/research/?fail=1", {"budget_credits": 40}, format="json")
+    assert failed.status_code == 400 and credit_balance(account=alice) == 100
+    body = alice_client.post("/api/v1/test/research/", {"budget_credits": 40}, format="json").json()
+    assert body["credits_charged"] == 40 and body["credits_held"] == 40 and body["balance"] == 60
+    assert_ledger_whole(alice)
+
+
+def test_old_idempotency_records_are_purged(alice, alice_client, fund, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from billing.tasks import idempotency_records_purge_task
+
+    fund(alice, 10)
+    alice_client.post(CHAT, {}, format="json", HTTP_IDEMPOTENCY_KEY="old")
+    alice_client.post(CHAT, {}, format="json", HTTP_IDEMPOTENCY_KEY="new")
+    IdempotentRequest.objects.filter(key="old").update(
+        modified=timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_RETENTION_SECONDS + 1)
+    )
+    assert idempotency_records_purge_task.delay().get() == 1
+    assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["new"]
