@@ -137,9 +137,9 @@ def run(tmp: Path) -> int:
         "auth_ratelimit_charge_async_commit": ("/metered/", False),
     }
     if connection.vendor != "sqlite":  # a throwaway database of its own, never a test run's
-        connection.settings_dict["TEST"] = {"NAME": f"bench_billing_{os.getpid()}"}
+        connection.settings_dict["TEST"]["NAME"] = f"bench_billing_{os.getpid()}"
     else:
-        connection.settings_dict["TEST"] = {"NAME": str(tmp / "bench.sqlite3")}
+        connection.settings_dict["TEST"]["NAME"] = str(tmp / "bench.sqlite3")
     db_name = connection.creation.create_test_db(verbosity=0, keepdb=False)
     try:
         user = user_create(email="bench@example.com", password=None)

@@ -1,12 +1,13 @@
 """The ledger: the only code that changes a balance.
 
 Every change is `_post`: one conditional UPDATE of the account row
-(`... SET balance = balance + n WHERE balance + n >= 0 RETURNING balance`) and the
-`CreditEntry` insert, inside one transaction (a savepoint when the caller already has one).
-The UPDATE takes the row lock, so concurrent changes of one account queue on the row and each
-re-checks the condition against the committed balance: two charges can never both spend the
-last credits. The entry's unique idempotency key makes each change happen once; a duplicate
-insert rolls its UPDATE back with the savepoint.
+(`... SET balance = balance + n WHERE balance + n >= 0 RETURNING balance`) together with the
+`CreditEntry` insert. On PostgreSQL both are one statement (a data-modifying CTE), atomic by
+itself or inside the caller's transaction (as a savepoint); on SQLite they are two statements
+in one transaction. The UPDATE takes the row lock, so concurrent changes of one account queue
+on the row and each re-checks the condition against the committed balance: two charges can
+never both spend the last credits. The entry's unique idempotency key makes each change happen
+once; a duplicate insert fails and takes its UPDATE back with it.
 
 Idempotency keys are namespaced per account and kind (``charge:<user id>:<caller's key>``),
 so two accounts may use the same key.
