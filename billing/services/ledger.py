@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -123,7 +124,7 @@ RETURNING id, account_id, balance_after
 """
 
 
-def _post_postgresql(params: dict[str, object], *, async_commit: bool) -> tuple[int, int, int] | None:
+def _post_postgresql(params: dict[str, Any], *, async_commit: bool) -> tuple[int, int, int] | None:
     def execute() -> tuple[int, int, int] | None:
         with connection.cursor() as cursor:
             cursor.execute(_PG_POST_SQL, params)
@@ -166,7 +167,7 @@ def _post(
     if connection.vendor == "postgresql":
         async_commit = not connection.in_atomic_block and kind == EntryKind.CHARGE
         async_commit = async_commit and not settings.BILLING_CHARGE_SYNC_COMMIT
-        params: dict[str, object] = {
+        params: dict[str, Any] = {
             "amount": amount, "held": held_change, "now": now, "user": user.pk, "kind": kind,
             "reference": reference, "key": key, "hold": hold.pk if hold else None,
             "counterparty": counterparty.pk if counterparty else None,
