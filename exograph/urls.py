@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
 from exograph.graphs import api as graphs_api
@@ -15,6 +16,7 @@ api_v1 = [
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    *billing_api_urls,
 ]
 
 urlpatterns = [
@@ -24,6 +26,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
+    path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]
 

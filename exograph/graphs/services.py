@@ -12,6 +12,7 @@ import redis
 from django.db import IntegrityError, transaction
 from redis.exceptions import LockError
 
+from billing.tasks import earnings_pay_for_record_task
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, PermissionDenied, ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client
@@ -397,7 +398,10 @@ def world_query_record_create(*, querier: User, query: str, contributor_ids: Seq
     others = sorted({int(c) for c in contributor_ids if c is not None and int(c) != querier.pk})
     if not others:
         return None
-    return WorldQueryRecord.objects.create(querier=querier, query=query[:300], contributor_ids=others)
+    record = WorldQueryRecord.objects.create(querier=querier, query=query[:300], contributor_ids=others)
+    # Pay after commit; billing's periodic sweep pays any record whose task was lost.
+    transaction.on_commit(lambda: earnings_pay_for_record_task.delay(str(record.id)))
+    return record
 
 
 def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:

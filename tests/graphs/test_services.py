@@ -256,3 +256,13 @@ def test_store_down_is_a_503_naming_the_graph_store(alice, settings, tmp_path) -
     finally:
         settings.FALKORDB_URL = live
         falkor._clients.clear()
+
+
+def test_world_query_record_is_paid_after_commit(alice, bob, write_doc, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        search_entities(user=bob, query="qubit", scope=Scope.WORLD)
+    assert len(callbacks) == 1
+    record = WorldQueryRecord.objects.get(querier=bob)
+    assert record.paid_at is not None
