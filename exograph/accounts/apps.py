@@ -6,4 +6,4 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        from exograph.accounts import schema  # noqa: F401  (registers OpenAPI auth extensions)
+        from exograph.accounts import receivers, schema  # noqa: F401  (signal receivers, OpenAPI auth extensions)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 
+import redis
 from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
 from django.core.cache import cache
@@ -16,6 +18,8 @@ from django.utils import timezone
 
 from exograph.accounts.models import ApiKey, User
 from exograph.core.errors import Conflict, NotFound, RateLimited, Unauthenticated, ValidationError
+
+logger = logging.getLogger(__name__)
 
 KEY_PREFIX_LEN = 12
 MAX_ACTIVE_KEYS = 25
@@ -109,7 +113,7 @@ def api_key_authenticate(*, raw: str) -> ApiKey:
             code="invalid_api_key",
             hint="Copy the whole key shown when you created it, or create a new one on the API keys page.",
         )
-    key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
+    key = _api_key_lookup(prefix)
     if key is None or not hmac.compare_digest(key.digest, _digest(raw)):
         raise Unauthenticated(
             "Unknown API key.", code="invalid_api_key", hint="Check the key, or create a new one on the API keys page."
@@ -125,7 +129,52 @@ def api_key_authenticate(*, raw: str) -> ApiKey:
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(id=key.id).update(last_used_at=now)
         key.last_used_at = now
+        _api_key_cache_set(key)
     return key
+
+
+# --- API-key lookup cache -----------------------------------------------------------------
+# Every API request authenticates; the ORM lookup of key + user costs more than the rest of
+# auth together. Keys (with their user) are cached in Redis for a minute by their public
+# prefix; the digest is still compared on every request. Any change to a key or its user
+# (revocation, deactivation, deletion) drops the entries at once (accounts.receivers), so a
+# revoked key stops working on the next request in every process.
+
+API_KEY_CACHE_SECONDS = 60
+
+
+def _api_key_cache_name(prefix: str) -> str:
+    return f"apikey:v1:{prefix}"
+
+
+def _api_key_cache_set(key: ApiKey) -> None:
+    try:
+        cache.set(_api_key_cache_name(key.prefix), key, API_KEY_CACHE_SECONDS)
+    except redis.RedisError:
+        logger.warning("API-key cache unavailable; authenticating from the database")
+
+
+def _api_key_lookup(prefix: str) -> ApiKey | None:
+    try:
+        cached = cache.get(_api_key_cache_name(prefix))
+    except redis.RedisError:
+        cached = None
+    if isinstance(cached, ApiKey):
+        return cached
+    key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
+    if key is not None:
+        _api_key_cache_set(key)
+    return key
+
+
+def api_key_cache_forget(*, prefixes: list[str]) -> None:
+    """Drop cached keys so the next request reads them from the database."""
+    if not prefixes:
+        return
+    try:
+        cache.delete_many([_api_key_cache_name(p) for p in prefixes])
+    except redis.RedisError:
+        logger.warning("API-key cache unavailable; %d entries expire on their own", len(prefixes))
 
 
 # --- Login throttling -----------------------------------------------------------------

@@ -109,3 +109,35 @@ def test_create_account_command_creates_then_reuses(capsys):
     assert User.objects.filter(email="ops@example.com").count() == 1
     for key in (first, second):
         assert APIClient().get("/api/v1/me/", HTTP_X_API_KEY=key).json()["email"] == "ops@example.com"
+
+
+def _me(secret):
+    return APIClient().get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def test_cached_key_stops_working_on_revoke(alice):
+    issued = api_key_create(actor=alice, name="hot")
+    assert _me(issued.secret).status_code == 200  # now cached
+    api_key_revoke(actor=alice, key_id=issued.key.id)
+    assert _me(issued.secret).json()["error"]["code"] == "revoked_api_key"
+
+
+def test_cached_key_stops_working_when_revoked_outside_the_service(alice):
+    issued = api_key_create(actor=alice, name="hot")
+    assert _me(issued.secret).status_code == 200
+    key = ApiKey.objects.get(id=issued.key.id)
+    key.revoked_at = key.created
+    key.save()  # e.g. from Django admin
+    assert _me(issued.secret).status_code == 401
+
+
+def test_cached_key_stops_working_when_the_account_is_disabled_or_deleted(alice, bob):
+    issued = api_key_create(actor=alice, name="hot")
+    assert _me(issued.secret).status_code == 200
+    alice.is_active = False
+    alice.save()
+    assert _me(issued.secret).json()["error"]["code"] == "account_disabled"
+    other = api_key_create(actor=bob, name="hot")
+    assert _me(other.secret).status_code == 200
+    bob.delete()
+    assert _me(other.secret).status_code == 401
