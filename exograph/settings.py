@@ -250,12 +250,20 @@ SPECTACULAR_SETTINGS = {
 EXOGRAPH_PUBLIC_URL = env_str("EXOGRAPH_PUBLIC_URL", "http://127.0.0.1:8000")
 API_KEY_PREFIX = "exo_"
 
-# Embeddings (graphs): local all-MiniLM-L6-v2 by default, or any OpenAI-compatible endpoint.
+# --- Embeddings (exograph/graphs/embeddings.py) ------------------------------------------
+# local all-MiniLM-L6-v2 (bundled, CPU, offline) by default, or any OpenAI-compatible endpoint.
+
 EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", choices=("local", "openai"), default="local")
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=64, minimum=1)
+# torch intra-op threads for the local model; 0 = the number of CPU cores this process may use.
+EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", default=0, minimum=0)
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
 EMBEDDING_OPENAI_API_KEY = env_secret("EMBEDDING_OPENAI_API_KEY", required=EMBEDDING_PROVIDER == "openai")
 EMBEDDING_OPENAI_MODEL = env_str("EMBEDDING_OPENAI_MODEL", "text-embedding-3-small")
 EMBEDDING_OPENAI_DIMENSION = env_int("EMBEDDING_OPENAI_DIMENSION", default=1536, minimum=1)
+# Send "dimensions" in the request (only models that support shortening, e.g. text-embedding-3-*).
+EMBEDDING_OPENAI_SEND_DIMENSIONS = env_bool("EMBEDDING_OPENAI_SEND_DIMENSIONS", default=False)
+EMBEDDING_OPENAI_TIMEOUT = env_float("EMBEDDING_OPENAI_TIMEOUT", default=30.0)
 
 # --- Documents ----------------------------------------------------------------------------
 

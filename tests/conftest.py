@@ -19,6 +19,7 @@ from exograph.accounts.models import User
 from exograph.accounts.services import api_key_create
 from exograph.core.falkor import falkordb_client
 from tests.factories import UserFactory
+from tests.fakes.openai_server import FakeOpenAIServer
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -108,3 +109,23 @@ def falkordb() -> FalkorDB:
     """The FalkorDB client connected to the session's embedded server (see services_plugin)."""
     assert settings.FALKORDB_URL.startswith("unix://")
     return falkordb_client()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    """A running fake OpenAI-compatible API on 127.0.0.1 (see tests/fakes/openai_server.py)."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_embeddings(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:  # type: ignore[no-untyped-def]
+    """EMBEDDING_PROVIDER=openai against the fake server (16-dimensional vectors); returns the server."""
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_OPENAI_BASE_URL = fake_openai.base_url
+    settings.EMBEDDING_OPENAI_API_KEY = fake_openai.api_key
+    settings.EMBEDDING_OPENAI_MODEL = "text-embedding-3-small"
+    settings.EMBEDDING_OPENAI_DIMENSION = fake_openai.dimension
+    settings.EMBEDDING_OPENAI_SEND_DIMENSIONS = False
+    settings.EMBEDDING_OPENAI_TIMEOUT = 5.0
+    return fake_openai

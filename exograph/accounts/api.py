@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from exograph.accounts.models import ApiKey
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import api_key_create, api_key_revoke
-from exograph.core.api import actor_of, validated
+from exograph.core.api import ScopeField, actor_of, request_scope, validated
 
 
 class ApiKeyOutSerializer(serializers.ModelSerializer[ApiKey]):
@@ -37,10 +37,16 @@ class MeOutSerializer(serializers.Serializer):
 
 
 class MeApi(APIView):
-    @extend_schema(responses=MeOutSerializer, summary="The account behind this key or session")
+    class InputSerializer(serializers.Serializer):
+        graph_scope = ScopeField()
+
+    @extend_schema(
+        parameters=[InputSerializer], responses=MeOutSerializer, summary="The account behind this key or session"
+    )
     def get(self, request: Request) -> Response:
+        data = validated(self.InputSerializer, request.query_params)
         user = actor_of(request)
-        return Response({"id": user.id, "email": user.email, "graph_scope": request.graph_scope})
+        return Response({"id": user.id, "email": user.email, "graph_scope": request_scope(request, data)})
 
 
 class ApiKeyListCreateApi(APIView):

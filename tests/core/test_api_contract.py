@@ -28,6 +28,14 @@ def test_scope_header_is_parsed_once(alice_client, value):
     assert response.json()["graph_scope"] == value.strip().lower()
 
 
+def test_graph_scope_argument_overrides_the_header(alice_client):
+    response = alice_client.get("/api/v1/me/?graph_scope=world", HTTP_X_GRAPH_SCOPE="private")
+    assert response.json()["graph_scope"] == "world"
+    bad = alice_client.get("/api/v1/me/?graph_scope=everything")
+    error = _assert_envelope(bad, 400, "invalid")
+    assert "'world' or 'private'" in error["message"]
+
+
 def test_scope_defaults_to_private(alice_client):
     assert alice_client.get("/api/v1/me/").json()["graph_scope"] == "private"
 
@@ -121,3 +129,19 @@ def test_production_refuses_to_start_without_secret_key(tmp_path):
     )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"\xff\xfe\x00garbage", "application/json"),
+        (b"--x\r\nContent-Disposition: form-data", "multipart/form-data"),
+        (b"--b\r\nbroken", "multipart/form-data; boundary=b"),
+        (b"<xml/>", "application/xml"),
+        (b"", "application/json"),
+    ],
+)
+def test_hostile_bodies_never_500(alice_client, body, content_type):
+    response = alice_client.generic("POST", "/api/v1/keys/", body, content_type=content_type)
+    assert 400 <= response.status_code < 500, response.content
+    assert response.json()["error"]["code"]

