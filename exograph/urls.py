@@ -4,12 +4,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
+from exograph.documents.urls import api_urlpatterns as documents_api
 
 api_v1 = [
     path("me/", accounts_api.MeApi.as_view(), name="me"),
     path("keys/", accounts_api.ApiKeyListCreateApi.as_view(), name="keys"),
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    *documents_api,
 ]
 
 urlpatterns = [
@@ -18,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("", include("exograph.documents.web_urls")),
     path("", include("exograph.accounts.urls")),
 ]
 

@@ -59,6 +59,8 @@ class Document(TimeStampedModel):
     # The ledger idempotency key of the upload charge (refunds point at it).
     charge_key = models.CharField(max_length=200, blank=True, default="")
     refunded = models.BooleanField(default=False)
+    # A charge-free retry is allowed once per failure; a retry after a refund charges again (paid once overall).
+    attempts = models.PositiveSmallIntegerField(default=1)
     chunk_count = models.PositiveIntegerField(default=0)
     entity_count = models.PositiveIntegerField(default=0)
     relation_count = models.PositiveIntegerField(default=0)
