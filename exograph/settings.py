@@ -267,6 +267,12 @@ EMBEDDING_OPENAI_TIMEOUT = env_float("EMBEDDING_OPENAI_TIMEOUT", default=30.0)
 
 # --- Documents ----------------------------------------------------------------------------
 
+# The SQLite test database is a file (not Django's in-memory default) so that a real Celery
+# worker started by a test, in another process, can open it too. Unused outside tests.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+
 # Upload limits. Everything here is checked before anything is charged.
 DOCUMENTS_MAX_BYTES = env_int("DOCUMENTS_MAX_BYTES", default=50 * 1024 * 1024, minimum=1)
 DOCUMENTS_MAX_PAGES = env_int("DOCUMENTS_MAX_PAGES", default=2000, minimum=1)

@@ -53,6 +53,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
             )
         except ExoGraphError as exc:
             messages.error(request, f"{exc.message} {exc.hint}".strip())
+            return redirect("documents:list")
         else:
             if created:
                 messages.success(
