@@ -629,6 +629,32 @@ def extractor_get(name: str | None = None) -> Extractor:
     return OfflineExtractor()
 
 
+# In documents longer than this many chunks, a CONCEPT or DATE seen in one chunk only, with no typed
+# relation, is dropped (with its co-occurrence edges): mostly noise ("Line 5", "Enter Form"), and each
+# entity costs an embedding in the graph write. Its chunk stays searchable by full text and vector.
+PRUNE_MIN_CHUNKS = 20
+_PRUNABLE_TYPES = ("CONCEPT", "DATE")
+
+
+def extraction_prune(extraction: Extraction, *, chunk_count: int) -> Extraction:
+    """Drop single-mention CONCEPT/DATE entities without typed relations (only in long documents)."""
+    if chunk_count <= PRUNE_MIN_CHUNKS:
+        return extraction
+    mentions = Counter(m.name for m in extraction.mentions)
+    typed = {name for r in extraction.relations if r.type != "RELATED_TO" for name in (r.source, r.target)}
+    keep = {
+        e.name
+        for e in extraction.entities
+        if mentions[e.name] >= 2 or e.name in typed or e.type not in _PRUNABLE_TYPES or e.description
+    }
+    return Extraction(
+        entities=[e for e in extraction.entities if e.name in keep],
+        mentions=[m for m in extraction.mentions if m.name in keep],
+        relations=[r for r in extraction.relations if r.source in keep and r.target in keep],
+    )
+
+
 def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None = None) -> Extraction:
-    """Extract and resolve entities and relations from a document's chunks."""
-    return extraction_resolve((extractor or extractor_get()).extract(chunks))
+    """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks."""
+    resolved = extraction_resolve((extractor or extractor_get()).extract(chunks))
+    return extraction_prune(resolved, chunk_count=len(chunks))

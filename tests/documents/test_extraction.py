@@ -205,3 +205,26 @@ def test_llm_down_falls_back_to_offline(settings):
     settings.LLM_MODEL = "fake-model"
     extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
     assert _by_name(extraction)["Andreas Gal"].type == "PERSON"
+
+
+def test_long_documents_drop_single_mention_concepts_but_keep_names():
+    from exograph.documents.extraction import PRUNE_MIN_CHUNKS, extraction_prune
+
+    raw = Extraction(
+        entities=[
+            Entity("Line Five", "CONCEPT"),
+            Entity("Tax Credit", "CONCEPT"),
+            Entity("Revenue Office", "ORGANIZATION"),
+        ],
+        mentions=[
+            Mention("c1", "Line Five", "CONCEPT"),
+            Mention("c1", "Tax Credit", "CONCEPT"),
+            Mention("c2", "Tax Credit", "CONCEPT"),
+            Mention("c3", "Revenue Office", "ORGANIZATION"),
+        ],
+    )
+    short = extraction_prune(raw, chunk_count=PRUNE_MIN_CHUNKS)
+    assert len(short.entities) == 3
+    long = extraction_prune(raw, chunk_count=PRUNE_MIN_CHUNKS + 1)
+    assert {e.name for e in long.entities} == {"Tax Credit", "Revenue Office"}
+    assert "Line Five" not in {m.name for m in long.mentions}
