@@ -127,8 +127,8 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
         name = max(own, key=lambda item: (item[1], item[0][:1].isupper(), -len(item[0])))[0]
         kind = _type_pick(types[key])
         canonical[key] = (name, kind)
-        aliases = sorted(({form for form in counter if form != name} | extra_aliases.get(key, set())) - {name})
-        entities.append(Entity(name=name, type=kind, description=descriptions.get(key, ""), aliases=aliases[:20]))
+        alias_list = sorted(({form for form in counter if form != name} | extra_aliases.get(key, set())) - {name})
+        entities.append(Entity(name=name, type=kind, description=descriptions.get(key, ""), aliases=alias_list[:20]))
 
     def lookup(raw: str) -> tuple[str, str] | None:
         key = name_normalise(raw)

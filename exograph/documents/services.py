@@ -326,7 +326,10 @@ def document_stage_index(*, document_id: str) -> bool:
             document_id=str(document.id),
             filename=document.filename,
             contributor=document.owner,
-            chunks=[ChunkIn(id=r.id, text=r.text, page=r.page, ordinal=r.ordinal, embedding=r.embedding) for r in rows],
+            chunks=[
+                ChunkIn(id=r.id, text=r.text, page=r.page, ordinal=r.ordinal, embedding=list(r.embedding or []))
+                for r in rows
+            ],
             entities=[
                 EntityIn(name=e.name, type=e.type, description=e.description, aliases=tuple(e.aliases))
                 for e in extraction.entities
