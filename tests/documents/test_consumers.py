@@ -1,0 +1,59 @@
+"""WebSocket /ws/documents/: session-authenticated, the owner's events only."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+
+from exograph.asgi import application
+from exograph.documents.events import user_group
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _headers(user=None) -> list[tuple[bytes, bytes]]:
+    headers = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
+    return headers
+
+
+async def _session(headers, sends):
+    communicator = WebsocketCommunicator(application, "/ws/documents/", headers=headers)
+    connected, code = await communicator.connect(timeout=10)
+    received = []
+    if connected:
+        layer = get_channel_layer()
+        for group, payload in sends:
+            await layer.group_send(group, {"type": "document.progress", "document": payload})
+        while True:
+            try:
+                received.append(await communicator.receive_json_from(timeout=2))
+            except Exception:  # noqa: BLE001 - a timeout ends the session
+                break
+    await communicator.disconnect()
+    return connected, code, received
+
+
+def test_owner_receives_own_progress_only(alice, charlie):
+    sends = [
+        (user_group(alice.pk), {"id": "a-doc", "status": "processing", "progress": 40}),
+        (user_group(charlie.pk), {"id": "c-doc", "status": "processing", "progress": 10}),
+    ]
+    connected, _, received = async_to_sync(_session)(_headers(alice), sends)
+    assert connected
+    assert [m["document"]["id"] for m in received] == ["a-doc"]
+    assert received[0]["type"] == "document.progress"
+
+
+def test_anonymous_socket_is_refused():
+    connected, code, _ = async_to_sync(_session)(_headers(None), [])
+    assert not connected
+    assert code == 4401
