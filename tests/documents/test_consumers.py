@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
+from asgiref.testing import ApplicationCommunicator
 from django.conf import settings
 from django.test import Client
 
@@ -26,8 +26,15 @@ def _headers(user=None) -> list[tuple[bytes, bytes]]:
 
 
 async def _session(headers, sends):
-    communicator = WebsocketCommunicator(application, "/ws/documents/", headers=headers)
-    connected, code = await communicator.connect(timeout=10)
+    """A raw ASGI WebSocket session (channels.testing needs daphne, which is not installed)."""
+    import json
+
+    scope = {"type": "websocket", "path": "/ws/documents/", "headers": headers, "subprotocols": [], "query_string": b""}
+    communicator = ApplicationCommunicator(application, scope)
+    await communicator.send_input({"type": "websocket.connect"})
+    first = await communicator.receive_output(timeout=10)
+    connected = first["type"] == "websocket.accept"
+    code = first.get("code")
     received = []
     if connected:
         layer = get_channel_layer()
@@ -35,10 +42,12 @@ async def _session(headers, sends):
             await layer.group_send(group, {"type": "document.progress", "document": payload})
         while True:
             try:
-                received.append(await communicator.receive_json_from(timeout=2))
+                message = await communicator.receive_output(timeout=2)
             except Exception:  # noqa: BLE001 - a timeout ends the session
                 break
-    await communicator.disconnect()
+            received.append(json.loads(message["text"]))
+        await communicator.send_input({"type": "websocket.disconnect", "code": 1000})
+    await communicator.wait(timeout=5)
     return connected, code, received
 
 
