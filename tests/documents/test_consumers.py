@@ -40,11 +40,8 @@ async def _session(headers, sends):
         layer = get_channel_layer()
         for group, payload in sends:
             await layer.group_send(group, {"type": "document.progress", "document": payload})
-        while True:
-            try:
-                message = await communicator.receive_output(timeout=2)
-            except Exception:  # noqa: BLE001 - a timeout ends the session
-                break
+        while not await communicator.receive_nothing(timeout=1.5):
+            message = await communicator.receive_output(timeout=5)
             received.append(json.loads(message["text"]))
         await communicator.send_input({"type": "websocket.disconnect", "code": 1000})
     await communicator.wait(timeout=5)
