@@ -93,3 +93,13 @@ def billion_laughs_docx() -> bytes:
         f'<w:document xmlns:w="{W_NS}"><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>'
     )
     return docx_bytes(xml)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer():  # type: ignore[no-untyped-def]
+    """A new channel layer per test: a layer's Redis connections belong to the event loop that made them."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
