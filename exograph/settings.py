@@ -84,6 +84,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "exograph.accounts.middleware.GraphScopeMiddleware",
+    # Adds RateLimit-* headers set by billing.ratelimit.AccountRateThrottle (DRF authenticates lazily).
+    "billing.ratelimit.RateLimitHeadersMiddleware",
 ]
 
 ROOT_URLCONF = "exograph.urls"
@@ -223,6 +225,8 @@ REST_FRAMEWORK = {
         "exograph.accounts.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Every authenticated API request counts: 60/minute, 10,000/day per account (billing).
+    "DEFAULT_THROTTLE_CLASSES": ["billing.ratelimit.AccountRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.JSONParser",
@@ -301,6 +305,88 @@ LLM_BASE_URL = env_str("LLM_BASE_URL", "")
 LLM_API_KEY = env_secret("LLM_API_KEY", required=False)
 LLM_MODEL = env_str("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", default=60.0)
+
+# --- Billing ---------------------------------------------------------------------------
+# Credits are whole integers everywhere (never float). See billing/prices.py for how they are used.
+
+BILLING_SIGNUP_CREDITS = env_int("BILLING_SIGNUP_CREDITS", default=100, minimum=0)
+# The one price table: cost = base + per_unit * units. Free actions cost 0 and write no ledger row.
+BILLING_PRICES: dict[str, dict[str, int]] = {
+    "upload": {"base": 5, "per_unit": 1},  # units = pages
+    "chat.snap": {"base": 0, "per_unit": 3},  # units = messages
+    "chat.ponder": {"base": 0, "per_unit": 10},
+    "research.snap": {"base": 0, "per_unit": 30},  # held up to budget_credits (see billing/prices.py)
+    "research.ponder": {"base": 0, "per_unit": 100},
+    "search": {"base": 0, "per_unit": 0},
+    "graph": {"base": 0, "per_unit": 0},
+    "list": {"base": 0, "per_unit": 0},
+    "status": {"base": 0, "per_unit": 0},
+}
+# Rate limits per plan (fixed windows counted in Redis by a Lua script, see billing/ratelimit.py).
+BILLING_DEFAULT_PLAN = env_str("BILLING_DEFAULT_PLAN", "standard")
+BILLING_PLANS: dict[str, dict[str, int]] = {
+    "standard": {
+        "per_minute": env_int("BILLING_RATE_PER_MINUTE", default=60, minimum=1),
+        "per_day": env_int("BILLING_RATE_PER_DAY", default=10_000, minimum=1),
+    },
+    "pro": {
+        "per_minute": env_int("BILLING_PRO_RATE_PER_MINUTE", default=600, minimum=1),
+        "per_day": env_int("BILLING_PRO_RATE_PER_DAY", default=200_000, minimum=1),
+    },
+}
+# Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
+BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
+# saves that wait on the hot path; a crash may then drop the last split second of charges (never
+# purchases or refunds). See billing/services/ledger.py::_async_commit.
+BILLING_CHARGE_SYNC_COMMIT = env_bool("BILLING_CHARGE_SYNC_COMMIT", default=True)
+# Holds without activity for this long are released by a periodic task.
+BILLING_HOLD_STALE_SECONDS = env_int("BILLING_HOLD_STALE_SECONDS", default=24 * 3600, minimum=60)
+# Contributor earnings: minted by the platform per (querier, contributor, query), capped per UTC day.
+BILLING_EARNING_CREDITS = env_int("BILLING_EARNING_CREDITS", default=1, minimum=0)
+BILLING_EARNING_DAILY_CAP_PER_CONTRIBUTOR = env_int("BILLING_EARNING_DAILY_CAP_PER_CONTRIBUTOR", default=200, minimum=0)
+BILLING_EARNING_DAILY_CAP_PER_PAIR = env_int("BILLING_EARNING_DAILY_CAP_PER_PAIR", default=20, minimum=0)
+# Idempotency-Key: how long a concurrent retry waits for the first request, and when a claim is stale.
+BILLING_IDEMPOTENCY_WAIT_SECONDS = env_float("BILLING_IDEMPOTENCY_WAIT_SECONDS", default=30.0)
+BILLING_IDEMPOTENCY_STALE_SECONDS = env_int("BILLING_IDEMPOTENCY_STALE_SECONDS", default=600, minimum=1)
+# Stored answers are kept this long; a retry after that runs (and charges) again.
+BILLING_IDEMPOTENCY_RETENTION_SECONDS = env_int(
+    "BILLING_IDEMPOTENCY_RETENTION_SECONDS", default=7 * 24 * 3600, minimum=3600
+)
+
+# Stripe: on when STRIPE_SECRET_KEY is set. Off: purchases are disabled and admins grant credits.
+STRIPE_SECRET_KEY = env_secret("STRIPE_SECRET_KEY", required=False)
+USE_STRIPE = bool(STRIPE_SECRET_KEY)
+STRIPE_WEBHOOK_SECRET = env_secret("STRIPE_WEBHOOK_SECRET", required=False)
+STRIPE_WEBHOOK_TOLERANCE = env_int("STRIPE_WEBHOOK_TOLERANCE", default=300, minimum=1)
+# Only for stripe-mock or a test double; empty = Stripe's real API.
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
+STRIPE_CURRENCY = env_str("STRIPE_CURRENCY", "usd")
+# Credit packs: id -> credits and price in the currency's smallest unit (cents).
+BILLING_PACKS: dict[str, dict[str, int]] = {
+    "pack_500": {"credits": 500, "price": 500},
+    "pack_2000": {"credits": 2_000, "price": 1_800},
+    "pack_10000": {"credits": 10_000, "price": 8_000},
+}
+
+# Periodic jobs (celery beat). `manage.py setup_periodic_tasks` validates and prints them.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "billing-release-stale-holds": {
+        "task": "billing.tasks.holds_release_stale_task",
+        "schedule": 15 * 60.0,
+        "options": {"queue": "billing"},
+    },
+    "billing-pay-earnings-sweep": {
+        "task": "billing.tasks.earnings_sweep_task",
+        "schedule": 5 * 60.0,
+        "options": {"queue": "billing"},
+    },
+    "billing-purge-idempotency-records": {
+        "task": "billing.tasks.idempotency_records_purge_task",
+        "schedule": 6 * 3600.0,
+        "options": {"queue": "billing"},
+    },
+}
 
 # --- Logging ------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
 from exograph.documents.urls import api_urlpatterns as documents_api
@@ -12,6 +13,7 @@ api_v1 = [
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     *documents_api,
+    *billing_api_urls,
 ]
 
 urlpatterns = [
@@ -21,6 +23,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("", include("exograph.documents.web_urls")),
+    path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]
 

@@ -43,7 +43,7 @@ def demo_account() -> tuple[str, str]:
         data = json.loads(state.read_text())
         return data["email"], data["api_key"]
     out = manage("create_account", "--email", DEMO_EMAIL, "--password", DEMO_PASSWORD,
-                 "--api-key", "--key-name", "demo", capture=True)  # fmt: skip
+                 "--credits", "1000", "--api-key", "--key-name", "demo", capture=True)  # fmt: skip
     key = out.strip().splitlines()[-1]
     state.write_text(json.dumps({"email": DEMO_EMAIL, "api_key": key}))
     state.chmod(0o600)

@@ -27,7 +27,7 @@ def _digest(secret: str) -> str:
 
 @transaction.atomic
 def user_create(*, email: str, password: str | None) -> User:
-    """Create an account. Raises Conflict if the email is taken, ValidationError on a weak password."""
+    """Create an account with its signup credits. Raises Conflict if the email is taken, ValidationError on a weak password."""
     email = User.objects.normalize_email(email.strip()).lower()
     if User.objects.filter(email__iexact=email).exists():
         raise Conflict("An account with this email already exists.", code="email_taken", hint="Log in instead.")
@@ -43,6 +43,10 @@ def user_create(*, email: str, password: str | None) -> User:
     else:
         user.set_unusable_password()
     user.save()
+    # The signup grant (BILLING_SIGNUP_CREDITS) is written in this same transaction.
+    from billing.services import credits_grant_signup  # billing imports accounts: import here
+
+    credits_grant_signup(account=user)
     return user
 
 

@@ -20,6 +20,14 @@ class Command(BaseCommand):
         parser.add_argument("--api-key", action="store_true", help="Issue a new API key and print it last.")
         parser.add_argument("--key-name", default="cli")
         parser.add_argument("--staff", action="store_true", help="Allow Django admin access.")
+        parser.add_argument(
+            "--credits",
+            type=int,
+            default=None,
+            metavar="N",
+            help="Top the credit balance up to at least N (one admin_adjust ledger entry for the difference; "
+            "nothing if the balance is already N or more), so re-running it never adds twice.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         email = options["email"].strip().lower()
@@ -33,6 +41,13 @@ class Command(BaseCommand):
             if options["staff"] and not user.is_staff:
                 user.is_staff = user.is_superuser = True
                 user.save(update_fields=["is_staff", "is_superuser"])
+            if options["credits"] is not None:
+                from billing.services import credit_balance, credits_top_up_admin
+
+                credits_top_up_admin(
+                    account=user, target=options["credits"], actor=None, note="create_account --credits"
+                )
+                self.stdout.write(f"balance: {credit_balance(account=user)} credits")
             if options["api_key"]:
                 issued = api_key_create(actor=user, name=options["key_name"])
                 self.stdout.write(issued.secret)

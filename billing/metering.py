@@ -1,0 +1,286 @@
+"""Metering for REST endpoints that cost credits: dry runs, charges, Idempotency-Key replays.
+
+For the documents, chat and research endpoints. Two ways in:
+
+1. Simple (charge first, then work; chat):
+
+    from billing.metering import metered_response
+
+    def post(self, request):
+        data = validated(self.InputSerializer, request.data)
+        return metered_response(
+            request, endpoint="chat.messages.create", action=f"chat.{data['model']}",
+            perform=lambda meter: (chat_message_send(actor=meter.account, ...), 201),
+        )
+
+   `perform(meter)` returns (JSON-able dict, HTTP status). The answer gets `credits_charged`
+   and `balance` added. If perform raises, the charge is refunded and the error answered.
+
+2. Full control (work out the units first, charge inside your own transaction, or hold):
+
+    from billing.metering import Meter
+
+    def post(self, request):
+        meter = Meter.from_request(request, endpoint="documents.upload")   # 400 on a bad header/flag
+        pages = count_pages(upload)                                          # read the file first
+        if meter.dry_run:
+            return meter.quote_response(action="upload", units=pages, extra={"pages": pages})
+
+        def perform(meter: Meter) -> tuple[dict, int]:
+            with transaction.atomic():
+                doc = document_create(actor=meter.account, ...)
+                meter.charge(action="upload", units=pages, reference=f"document {doc.id}")
+            return DocumentOut(doc).data, 201
+            # research: meter.hold(amount=price_for(f"research.{model}", max_cost=budget)) instead
+
+        return meter.run(perform)
+
+   `meter.charge_key` is the idempotency key of the charge (and of a hold): store it to refund
+   later (`credits_refund(account=..., charge_key=meter.charge_key, reason=...)`, e.g. when an
+   ingest task fails) or keep the returned Hold for `credits_capture`/`credits_release`.
+
+For a hold, `credits_charged` counts the reserved credits and `credits_held` says how many of
+them are a reservation (captured step by step, the rest released; see billing.services.holds).
+
+`dry_run=true` (query string or body) answers ``{"dry_run": true, "credits_needed", "balance",
+"covered", ...extra}`` and changes nothing. `Idempotency-Key: <≤200 printable chars>` stores the
+first successful answer per (account, key, endpoint); a retry gets it back verbatim (status
+and body, plus `Idempotent-Replayed: true`), and concurrent retries wait for the first one
+(up to BILLING_IDEMPOTENCY_WAIT_SECONDS, then 409). An error answer is not stored and its
+charge is refunded, so the same key may be retried after fixing the cause.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from billing.models import Hold, IdempotencyStatus, IdempotentRequest
+from billing.services.holds import credits_hold, credits_release
+from billing.services.ledger import (
+    ChargeResult,
+    _check_key,
+    credit_balance,
+    credits_charge,
+    credits_quote,
+    credits_refund,
+)
+from exograph.accounts.models import User
+from exograph.core.api import actor_of
+from exograph.core.errors import Conflict, NotFound, ValidationError
+
+logger = logging.getLogger(__name__)
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+Perform = Callable[["Meter"], tuple[dict[str, Any], int]]
+
+
+def parse_dry_run(request: Request) -> bool:
+    """`dry_run` from the query string or the body. Raises ValidationError on a value that is not a boolean."""
+    raw: Any = request.query_params.get("dry_run")
+    if raw is None:
+        data = request.data
+        raw = data.get("dry_run") if hasattr(data, "get") else None
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    value = str(raw).strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValidationError(
+        f"dry_run must be true or false; got {str(raw)[:20]!r}.", code="invalid_dry_run", hint="Use dry_run=true."
+    )
+
+
+def parse_idempotency_key(request: Request) -> str | None:
+    """The Idempotency-Key header, if any. Raises ValidationError if it is empty, too long or unprintable."""
+    raw = request.headers.get(IDEMPOTENCY_HEADER)
+    if raw is None:
+        return None
+    return _check_key(raw)
+
+
+class Meter:
+    """One metered request: what it charged, and its Idempotency-Key bookkeeping."""
+
+    def __init__(self, *, account: User, endpoint: str, dry_run: bool, idempotency_key: str | None) -> None:
+        self.account = account
+        self.endpoint = endpoint
+        self.dry_run = dry_run
+        self.idempotency_key = idempotency_key
+        self.charge_key = f"{endpoint}:{uuid.uuid4().hex}"
+        self.credits_charged = 0  # charges plus credits reserved by holds
+        self.credits_held = 0
+        self.balance: int | None = None
+        self._charge_keys: list[str] = []
+        self._holds: list[Hold] = []
+
+    @classmethod
+    def from_request(cls, request: Request, *, endpoint: str) -> Meter:
+        return cls(
+            account=actor_of(request),
+            endpoint=endpoint,
+            dry_run=parse_dry_run(request),
+            idempotency_key=parse_idempotency_key(request),
+        )
+
+    # --- dry run ---------------------------------------------------------------------
+
+    def quote_response(
+        self, *, action: str, units: int = 1, max_cost: int | None = None, extra: dict[str, Any] | None = None
+    ) -> Response:
+        """The dry-run answer: what it would cost and whether the balance covers it. Changes nothing."""
+        quote = credits_quote(account=self.account, action=action, units=units, max_cost=max_cost)
+        body: dict[str, Any] = {
+            "dry_run": True,
+            "credits_needed": quote.cost,
+            "balance": quote.balance,
+            "covered": quote.covered,
+        }
+        body.update(extra or {})
+        return Response(body, status=200)
+
+    # --- spending (call these from perform) ------------------------------------------
+
+    def charge(self, *, action: str, units: int = 1, max_cost: int | None = None, reference: str = "") -> ChargeResult:
+        """Charge for this request (once: the key is this request's). Raises InsufficientCredits (402)."""
+        key = self.charge_key if not self._charge_keys else f"{self.charge_key}:{len(self._charge_keys)}"
+        result = credits_charge(
+            account=self.account,
+            action=action,
+            units=units,
+            idempotency_key=key,
+            reference=reference or self.endpoint,
+            max_cost=max_cost,
+        )
+        self._charge_keys.append(key)
+        self.credits_charged += result.credits_charged
+        self.balance = result.balance
+        return result
+
+    def hold(self, *, amount: int, reference: str = "") -> Hold:
+        """Reserve credits for long work (research). Raises InsufficientCredits (402)."""
+        key = self.charge_key if not self._holds else f"{self.charge_key}:hold{len(self._holds)}"
+        hold = credits_hold(
+            account=self.account, amount=amount, idempotency_key=key, reference=reference or self.endpoint
+        )
+        self._holds.append(hold)
+        self.credits_charged += int(hold.amount)
+        self.credits_held += int(hold.amount)
+        self.balance = credit_balance(account=self.account)
+        return hold
+
+    # --- running ------------------------------------------------------------------------
+
+    def _undo(self) -> None:
+        for key in self._charge_keys:
+            try:
+                credits_refund(account=self.account, charge_key=key, reason=f"{self.endpoint} failed")
+            except NotFound:
+                pass  # the charge was rolled back with the caller's transaction
+        for hold in self._holds:
+            if Hold.objects.filter(pk=hold.pk).exists():
+                credits_release(hold=hold, reason=f"{self.endpoint} failed")
+
+    def _execute(self, perform: Perform) -> Response:
+        try:
+            data, status = perform(self)
+        except BaseException:
+            self._undo()
+            raise
+        body = dict(data)
+        body["credits_charged"] = self.credits_charged
+        if self.credits_held:
+            body["credits_held"] = self.credits_held  # reserved, captured as the work proceeds
+        body["balance"] = self.balance if self.balance is not None else credit_balance(account=self.account)
+        return Response(body, status=status)
+
+    def _claim(self) -> tuple[IdempotentRequest, bool]:
+        """Claim (account, key, endpoint), or find the request that holds it. Returns (row, ours)."""
+        deadline = time.monotonic() + settings.BILLING_IDEMPOTENCY_WAIT_SECONDS
+        lookup = {"user": self.account, "key": self.idempotency_key, "endpoint": self.endpoint}
+        while True:
+            try:
+                with transaction.atomic():
+                    return IdempotentRequest.objects.create(**lookup), True
+            except IntegrityError:
+                pass
+            row = IdempotentRequest.objects.filter(**lookup).first()
+            if row is None:
+                continue  # the first request failed and gave the key back: claim it
+            if row.status == IdempotencyStatus.COMPLETE:
+                return row, False
+            stale = timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_STALE_SECONDS)
+            if row.modified < stale:
+                IdempotentRequest.objects.filter(pk=row.pk, status=IdempotencyStatus.IN_PROGRESS).delete()
+                continue
+            if time.monotonic() > deadline:
+                raise Conflict(
+                    "A request with this Idempotency-Key is still being processed.",
+                    code="idempotency_in_progress",
+                    hint="Retry in a moment to get its answer.",
+                )
+            time.sleep(0.02)
+
+    def run(self, perform: Perform) -> HttpResponseBase:
+        """Run the metered work once per Idempotency-Key and answer with credits_charged and balance."""
+        if self.dry_run:
+            raise RuntimeError("answer dry runs with quote_response() before run()")
+        if self.idempotency_key is None:
+            return self._execute(perform)
+        row, ours = self._claim()
+        if not ours:
+            replay = HttpResponse(row.response_body, status=row.response_status, content_type="application/json")
+            replay["Idempotent-Replayed"] = "true"
+            return replay
+        self.charge_key = f"{self.endpoint}:{row.pk.hex}"
+        try:
+            response = self._execute(perform)
+        except BaseException:
+            IdempotentRequest.objects.filter(pk=row.pk).delete()  # errors are not stored: the key may be retried
+            raise
+        content = JSONRenderer().render(response.data).decode("utf-8")
+        row.status = IdempotencyStatus.COMPLETE
+        row.response_status = response.status_code
+        row.response_body = content
+        row.save(update_fields=["status", "response_status", "response_body", "modified"])
+        return HttpResponse(content, status=response.status_code, content_type="application/json")
+
+
+def metered_response(
+    request: Request,
+    *,
+    endpoint: str,
+    action: str,
+    perform: Perform,
+    units: int = 1,
+    max_cost: int | None = None,
+    quote_extra: dict[str, Any] | None = None,
+) -> HttpResponseBase:
+    """Dry run → quote; otherwise charge `action` × units, then perform (refunded if perform fails)."""
+    meter = Meter.from_request(request, endpoint=endpoint)
+    if meter.dry_run:
+        return meter.quote_response(action=action, units=units, max_cost=max_cost, extra=quote_extra)
+
+    def charged(m: Meter) -> tuple[dict[str, Any], int]:
+        m.charge(action=action, units=units, max_cost=max_cost)
+        return perform(m)
+
+    return meter.run(charged)

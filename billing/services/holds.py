@@ -1,0 +1,155 @@
+"""Holds: reserve credits for long work, spend them in parts, give back the rest.
+
+A hold moves credits from `balance` to `held` (entry: amount -n, held_change +n); a capture
+spends part of it (amount 0, held_change -p); the release returns what is left (amount +r,
+held_change -r). The Hold row is locked for each step, so captures never exceed the hold.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
+from billing.services.ledger import (
+    _check_amount,
+    _check_key,
+    _existing,
+    _insufficient,
+    _post,
+    credit_account_for,
+    ledger_key,
+)
+from exograph.accounts.models import User
+from exograph.core.errors import Conflict, ValidationError
+
+logger = logging.getLogger(__name__)
+
+
+def credits_hold(*, account: User, amount: int, idempotency_key: str, reference: str = "") -> Hold:
+    """Reserve `amount` credits (a `hold` entry), once per key. Raises InsufficientCredits (402), ValidationError."""
+    _check_amount(amount)
+    key = ledger_key("hold", account.pk, _check_key(idempotency_key))
+    existing = Hold.objects.filter(idempotency_key=key).first()
+    if existing is not None:
+        return existing
+    credit_account = credit_account_for(user=account)
+    try:
+        with transaction.atomic():
+            hold = Hold.objects.create(
+                account=credit_account,
+                amount=amount,
+                reference=reference[:500],
+                idempotency_key=key,
+                last_activity_at=timezone.now(),
+            )
+            entry = _post(
+                user=account,
+                amount=-amount,
+                held_change=amount,
+                kind=EntryKind.HOLD,
+                key=key,
+                reference=reference or "hold",
+                hold=hold,
+            )
+            if entry is None:
+                raise _insufficient(needed=amount, account=account)
+    except IntegrityError:
+        existing = Hold.objects.filter(idempotency_key=key).first()
+        if existing is None:
+            raise
+        return existing
+    return hold
+
+
+def _locked(hold: Hold) -> Hold:
+    return Hold.objects.select_for_update().select_related("account__user").get(pk=hold.pk)
+
+
+def credits_capture(*, hold: Hold, amount: int, idempotency_key: str = "", reference: str = "") -> CreditEntry:
+    """Spend `amount` of a hold (a `capture` entry). With a key, a repeat returns the first capture.
+
+    Raises ValidationError (amount ≤ 0 or more than remains) and Conflict (hold closed).
+    """
+    _check_amount(amount)
+    with transaction.atomic():
+        locked = _locked(hold)
+        user = locked.account.user
+        key = (
+            ledger_key(f"capture:{locked.pk}", user.pk, _check_key(idempotency_key))
+            if idempotency_key
+            else f"capture:{locked.pk}:{locked.captured}:{amount}:{timezone.now().timestamp()}"
+        )
+        existing = _existing(key)
+        if existing is not None:
+            return existing
+        if locked.status != HoldStatus.OPEN:
+            raise Conflict("This hold is already released.", code="hold_closed", hint="Open a new hold.")
+        if amount > locked.remaining:
+            raise ValidationError(
+                f"Cannot capture {amount} credits; {locked.remaining} remain on this hold.",
+                code="capture_exceeds_hold",
+                hint=f"Capture at most {locked.remaining}.",
+            )
+        entry = _post(
+            user=user,
+            amount=0,
+            held_change=-amount,
+            kind=EntryKind.CAPTURE,
+            key=key,
+            reference=reference or locked.reference or "capture",
+            hold=locked,
+        )
+        assert entry is not None  # noqa: S101  (held covers it: the hold row is locked)
+        locked.captured += amount
+        locked.last_activity_at = timezone.now()
+        locked.save(update_fields=["captured", "last_activity_at", "modified"])
+    hold.captured, hold.last_activity_at = locked.captured, locked.last_activity_at
+    return entry
+
+
+def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | None = None) -> Hold:
+    """Close a hold and return what was not captured (a `release` entry). Releasing twice is a no-op.
+
+    With idle_before, only a hold untouched since then is released (the stale-hold sweep).
+    """
+    with transaction.atomic():
+        locked = _locked(hold)
+        if locked.status == HoldStatus.CLOSED:
+            return locked
+        if idle_before is not None and locked.last_activity_at >= idle_before:
+            return locked
+        remaining = locked.remaining
+        if remaining > 0:
+            entry = _post(
+                user=locked.account.user,
+                amount=remaining,
+                held_change=-remaining,
+                kind=EntryKind.RELEASE,
+                key=f"release:{locked.pk}",
+                reference=reason or locked.reference or "release",
+                hold=locked,
+            )
+            assert entry is not None  # noqa: S101
+        locked.released = remaining
+        locked.status = HoldStatus.CLOSED
+        locked.last_activity_at = timezone.now()
+        locked.save(update_fields=["released", "status", "last_activity_at", "modified"])
+    hold.released, hold.status = locked.released, locked.status
+    return locked
+
+
+def holds_release_stale() -> int:
+    """Release open holds idle for longer than BILLING_HOLD_STALE_SECONDS. Returns how many."""
+    cutoff = timezone.now() - timedelta(seconds=settings.BILLING_HOLD_STALE_SECONDS)
+    count = 0
+    for hold in Hold.objects.filter(status=HoldStatus.OPEN, last_activity_at__lt=cutoff).only("pk"):
+        released = credits_release(hold=hold, reason="released after inactivity", idle_before=cutoff)
+        if released.status == HoldStatus.CLOSED:
+            count += 1
+            logger.info("released stale hold %s", hold.pk)
+    return count
