@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from asgiref.testing import ApplicationCommunicator
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.test import Client
 
