@@ -155,7 +155,13 @@ def document_charge_direct(*, actor: User, key: str) -> Charger:
 def _pipeline_start(document_id: str) -> None:
     from exograph.documents.tasks import document_parse_task
 
-    document_parse_task.delay(document_id)
+    try:
+        document_parse_task.delay(document_id)
+    except Exception:  # the broker is down: say so on the document and give the credits back
+        logger.exception("could not queue document %s", document_id)
+        document = Document.objects.select_related("graph", "owner").filter(pk=document_id).first()
+        if document is not None:
+            _fail(document, stage=DocumentStage.QUEUED, reason="The ingest queue is unavailable. Retry the document.")
 
 
 # --- progress and state -------------------------------------------------------------------------
@@ -224,7 +230,11 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None]) -> bo
     if document is None:
         return False
     if document.status == DocumentStatus.PENDING:
-        Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PROCESSING)
+        # Conditional, so a cancel that lands between the read and this write is never overwritten.
+        if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PENDING).update(
+            status=DocumentStatus.PROCESSING
+        ):
+            return False
         document.status = DocumentStatus.PROCESSING
     _progress(document, stage=stage, progress=document.progress)
     try:
