@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -15,7 +16,13 @@ from billing.metering import Meter
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
-from exograph.documents.serializers import document_list_item, document_out
+from exograph.documents.serializers import (
+    DocumentListItemOutSerializer,
+    DocumentOutSerializer,
+    DocumentUploadOutSerializer,
+    document_list_item,
+    document_out,
+)
 from exograph.documents.services import (
     UPLOAD_ACTION,
     document_cancel,
@@ -109,6 +116,12 @@ class DocumentListCreateApi(APIView):
     class ListSerializer(serializers.Serializer):
         graph_scope = ScopeField()
 
+    @extend_schema(
+        operation_id="documents_list",
+        parameters=[ListSerializer],
+        responses=DocumentListItemOutSerializer(many=True),
+        summary="list_documents: your documents, newest first (paged)",
+    )
     def get(self, request: Request) -> Response:
         """list_documents: newest first, paged (limit/offset), in graphs of graph_scope (default: the request's)."""
         data = validated(self.ListSerializer, request.query_params)
@@ -117,6 +130,12 @@ class DocumentListCreateApi(APIView):
         page = paginator.paginate_queryset(documents, request, view=self)
         return paginator.get_paginated_response([document_list_item(d) for d in page or []])
 
+    @extend_schema(
+        operation_id="documents_upload",
+        request={"application/json": UploadSerializer, "multipart/form-data": UploadSerializer},
+        responses={201: DocumentUploadOutSerializer, 200: DocumentUploadOutSerializer},
+        summary="upload_document: PDF or DOCX; 5 credits + 1 per page",
+    )
     def post(self, request: Request) -> Response:
         """upload_document: 5 credits + 1 per page; Idempotency-Key and dry_run=true supported."""
         meter = Meter.from_request(request, endpoint=UPLOAD_ENDPOINT)
@@ -151,22 +170,44 @@ class DocumentListCreateApi(APIView):
 
 
 class DocumentDetailApi(APIView):
+    @extend_schema(
+        operation_id="documents_get",
+        responses=DocumentOutSerializer,
+        summary="A document: status, stage, progress, failure",
+    )
     def get(self, request: Request, document_id: str) -> Response:
         document = document_get_for_user(user=actor_of(request), document_id=document_id)
         return Response(document_out(document))
 
+    @extend_schema(
+        operation_id="documents_delete",
+        responses={204: None},
+        summary="Delete a document and its knowledge (world contributions included); no refund",
+    )
     def delete(self, request: Request, document_id: str) -> Response:
         document_delete(actor=actor_of(request), document_id=document_id)
         return Response(status=204)
 
 
 class DocumentCancelApi(APIView):
+    @extend_schema(
+        operation_id="documents_cancel",
+        request=None,
+        responses=DocumentOutSerializer,
+        summary="Cancel processing (refunded)",
+    )
     def post(self, request: Request, document_id: str) -> Response:
         document = document_cancel(actor=actor_of(request), document_id=document_id)
         return Response(document_out(document))
 
 
 class DocumentRetryApi(APIView):
+    @extend_schema(
+        operation_id="documents_retry",
+        request=None,
+        responses={202: DocumentUploadOutSerializer},
+        summary="Retry a failed or cancelled document (never paid twice)",
+    )
     def post(self, request: Request, document_id: str) -> Response:
         meter = Meter.from_request(request, endpoint=RETRY_ENDPOINT)
         document = document_get_for_user(user=meter.account, document_id=document_id)

@@ -46,3 +46,54 @@ def document_list_item(document: Document) -> dict[str, Any]:
         "progress": document.progress,
         "graph_id": document.graph_id,
     }
+
+
+# --- Schema-only serializers (the OpenAPI description of the shapes above) -----------------------
+
+from rest_framework import serializers  # noqa: E402
+
+
+class DocumentFailureOutSerializer(serializers.Serializer):
+    stage = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class DocumentOutSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    filename = serializers.CharField()
+    title = serializers.CharField()
+    content_type = serializers.ChoiceField(choices=["pdf", "docx"])
+    size = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
+    scope = serializers.ChoiceField(choices=["world", "private"])
+    graph_id = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=["pending", "processing", "processed", "failed", "cancelled", "unchanged"],
+        help_text="'unchanged': the same file was already in this graph; nothing was charged.",
+    )
+    stage = serializers.CharField()
+    progress = serializers.IntegerField(help_text="Percent, 0-100.")
+    failure = DocumentFailureOutSerializer(allow_null=True)
+    chunk_count = serializers.IntegerField()
+    entity_count = serializers.IntegerField()
+    relation_count = serializers.IntegerField()
+    created = serializers.DateTimeField()
+    processed_at = serializers.DateTimeField(allow_null=True)
+
+
+class DocumentUploadOutSerializer(DocumentOutSerializer):
+    credits_charged = serializers.IntegerField()
+    balance = serializers.IntegerField()
+
+
+class DocumentListItemOutSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    filename = serializers.CharField()
+    title = serializers.CharField()
+    pages = serializers.IntegerField()
+    created = serializers.DateTimeField()
+    scope = serializers.ChoiceField(choices=["world", "private"])
+    status = serializers.CharField()
+    progress = serializers.IntegerField()
+    graph_id = serializers.CharField()

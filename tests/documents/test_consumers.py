@@ -43,8 +43,9 @@ async def _session(headers, sends):
         while not await communicator.receive_nothing(timeout=1.5):
             message = await communicator.receive_output(timeout=5)
             received.append(json.loads(message["text"]))
-        await communicator.send_input({"type": "websocket.disconnect", "code": 1000})
-    await communicator.wait(timeout=5)
+    # The client side of the close handshake, also after a refused connect, so the consumer ends cleanly.
+    await communicator.send_input({"type": "websocket.disconnect", "code": 1000})
+    await communicator.wait(timeout=10)
     return connected, code, received
 
 
