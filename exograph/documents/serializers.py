@@ -68,9 +68,9 @@ class DocumentOutSerializer(serializers.Serializer):
     pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
     scope = serializers.ChoiceField(choices=["world", "private"])
     graph_id = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=["pending", "processing", "processed", "failed", "cancelled", "unchanged"],
-        help_text="'unchanged': the same file was already in this graph; nothing was charged.",
+    status = serializers.CharField(
+        help_text="pending, processing, processed, failed or cancelled; 'unchanged' (upload only): "
+        "the same file was already in this graph and nothing was charged."
     )
     stage = serializers.CharField()
     progress = serializers.IntegerField(help_text="Percent, 0-100.")
