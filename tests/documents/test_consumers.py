@@ -15,6 +15,13 @@ from exograph.documents.events import user_group
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _in_memory_layer(settings):
+    """The consumer logic over the in-memory layer; the Redis layer is covered by the pipeline progress test
+    (redis-py turns the cancellation of a consumer's pending read into a TimeoutError at teardown)."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
 def _headers(user=None) -> list[tuple[bytes, bytes]]:
     headers = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
     if user is not None:
