@@ -407,3 +407,32 @@ def test_web_upload_page(client, alice, funded, django_capture_on_commit_callbac
     )
     assert bad.status_code == 302
     assert b"encrypted PDF" in client.get("/documents/").content
+
+
+def test_llm_extractor_in_the_pipeline(alice_client, funded, settings, django_capture_on_commit_callbacks):
+    import json
+
+    from tests.fakes.openai_chat import fake_openai_server
+
+    with fake_openai_server() as llm:
+        settings.DOCUMENTS_EXTRACTOR = "llm"
+        settings.LLM_BASE_URL = llm.base_url
+        settings.LLM_MODEL = "fake-model"
+        llm.default = (
+            200,
+            json.dumps(
+                {
+                    "entities": [
+                        {"name": "Quillfeather Institute", "type": "ORGANIZATION", "description": "Writes blind text."},
+                        {"name": "Blind Text", "type": "CONCEPT", "description": "Filler text."},
+                    ],
+                    "relations": [{"source": "Quillfeather Institute", "target": "Blind Text", "type": "WRITES"}],
+                }
+            ),
+        )
+        response = _upload(alice_client, django_capture_on_commit_callbacks, _b64(SMALL_PDF))
+        assert response.status_code == 201
+        assert alice_client.get(f"{URL}{response.json()['id']}/").json()["status"] == "processed"
+        assert llm.requests  # one request per chunk
+    hits = search_entities(user=funded, query="Quillfeather Institute", scope=Scope.PRIVATE)
+    assert hits and hits[0]["name"] == "Quillfeather Institute" and hits[0]["type"].upper() == "ORGANIZATION"
