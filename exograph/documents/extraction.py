@@ -658,3 +658,28 @@ def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None
     """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks."""
     resolved = extraction_resolve((extractor or extractor_get()).extract(chunks))
     return extraction_prune(resolved, chunk_count=len(chunks))
+
+
+def extraction_to_json(extraction: Extraction) -> dict[str, Any]:
+    """A JSON-able form, to keep an extraction between pipeline stages."""
+    return {
+        "entities": [[e.name, e.type, e.description, list(e.aliases)] for e in extraction.entities],
+        "mentions": [[m.chunk_id, m.name, m.type] for m in extraction.mentions],
+        "relations": [
+            [r.source, r.source_type, r.target, r.target_type, r.type, list(r.chunk_ids), r.weight]
+            for r in extraction.relations
+        ],
+    }
+
+
+def extraction_from_json(data: dict[str, Any]) -> Extraction:
+    return Extraction(
+        entities=[
+            Entity(name, kind, description, list(aliases)) for name, kind, description, aliases in data["entities"]
+        ],
+        mentions=[Mention(chunk_id, name, kind) for chunk_id, name, kind in data["mentions"]],
+        relations=[
+            Relation(source, source_type, target, target_type, kind, list(chunk_ids), int(weight))
+            for source, source_type, target, target_type, kind, chunk_ids, weight in data["relations"]
+        ],
+    )

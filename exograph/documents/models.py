@@ -92,6 +92,8 @@ class DocumentBlob(models.Model):
 
     document = models.OneToOneField(Document, on_delete=models.CASCADE, primary_key=True, related_name="blob")
     data = models.BinaryField()
+    # The extraction result between the embed stage (which computes it alongside embedding) and the write.
+    extraction = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"blob of {self.document_id}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from exograph.core.errors import Conflict, ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
-from exograph.documents.extraction import document_extract
+from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
 from exograph.documents.models import (
     Document,
     DocumentBlob,
@@ -53,6 +54,12 @@ STAGE_PROGRESS = {
 
 # charge(units, reference) -> the ledger idempotency key used. The REST view passes the billing Meter's.
 Charger = Callable[[int, str], str]
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    id: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -277,6 +284,7 @@ def document_stage_parse(*, document_id: str) -> bool:
         )
         with transaction.atomic():
             DocumentChunk.objects.filter(document=document).delete()
+            DocumentBlob.objects.filter(document=document).update(extraction=None)
             DocumentChunk.objects.bulk_create(
                 DocumentChunk(
                     id=c.id, document=document, ordinal=c.ordinal, page=c.page, heading=c.heading, text=c.text
@@ -303,16 +311,25 @@ def document_stage_embed(*, document_id: str) -> bool:
             STAGE_PROGRESS[DocumentStage.CHUNK],
             STAGE_PROGRESS[DocumentStage.EMBED] - STAGE_PROGRESS[DocumentStage.CHUNK],
         )
-        for offset in range(0, len(pending), batch):
-            if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
-                return  # cancelled mid-way; _stage notices and stops
-            rows = pending[offset : offset + batch]
-            vectors = embedder.embed([row.text for row in rows])
-            for row, vector in zip(rows, vectors, strict=True):
-                row.embedding = vector
-            DocumentChunk.objects.bulk_update(rows, ["embedding"])
-            done += len(rows)
-            _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
+        chunks = [
+            ChunkText(id=r.id, text=r.text) for r in DocumentChunk.objects.filter(document=document).order_by("ordinal")
+        ]
+        # Extraction (pure Python, holds the GIL) runs beside the embedding (torch releases the GIL while it
+        # computes), so most of its time hides behind the embedder's. Its result waits on the blob row.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
+            extracting = pool.submit(document_extract, chunks)
+            for offset in range(0, len(pending), batch):
+                if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
+                    return  # cancelled mid-way; _stage notices and stops
+                rows = pending[offset : offset + batch]
+                vectors = embedder.embed([row.text for row in rows])
+                for row, vector in zip(rows, vectors, strict=True):
+                    row.embedding = vector
+                DocumentChunk.objects.bulk_update(rows, ["embedding"])
+                done += len(rows)
+                _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
+            extraction = extracting.result()
+        DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extraction))
 
     return _stage(document_id, DocumentStage.EMBED, work)
 
@@ -327,7 +344,8 @@ def document_stage_index(*, document_id: str) -> bool:
         if any(row.embedding is None for row in rows):
             raise Conflict("Some chunks have no embedding yet.", hint="Retry the document.")
         _progress(document, stage=DocumentStage.EXTRACT, progress=STAGE_PROGRESS[DocumentStage.EMBED])
-        extraction = document_extract(rows)
+        saved = DocumentBlob.objects.filter(document=document).values_list("extraction", flat=True).first()
+        extraction = extraction_from_json(saved) if saved else document_extract(rows)
         _progress(document, stage=DocumentStage.WRITE, progress=STAGE_PROGRESS[DocumentStage.EXTRACT])
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
             return
