@@ -97,6 +97,13 @@ def document_upload_prepare(
         .order_by("created")
         .first()
     )
+    if existing is not None and existing.status in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
+        raise Conflict(
+            f"This file is already in the graph as document {existing.id}, which is {existing.status}.",
+            code="document_exists_" + str(existing.status),
+            hint=f"Retry it with POST /api/v1/documents/{existing.id}/retry/, or delete it and upload again.",
+            extra={"document_id": str(existing.id)},
+        )
     if existing is not None:
         inspection = ParseResult(pages=existing.pages, pages_estimated=existing.pages_estimated)
     else:

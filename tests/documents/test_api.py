@@ -267,6 +267,10 @@ def test_failure_mid_pipeline_refunds_and_leaves_nothing_then_retry_succeeds(
     assert credit_balance(account=funded) == 1000  # refunded in full
     graph = Graph.objects.get(id=response.json()["graph_id"])
     assert store.store_counts(graph.store_name)["documents"] == 0
+    again = alice_client.post(URL, _b64(SMALL_PDF), format="json")  # the same file: point at the retry
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "document_exists_failed"
+    assert again.json()["error"]["document_id"] == document_id and "/retry/" in again.json()["error"]["hint"]
     openai_embeddings.reset()  # the provider is back
     with django_capture_on_commit_callbacks(execute=True):
         retried = alice_client.post(f"{URL}{document_id}/retry/")
