@@ -6,11 +6,16 @@ from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
 from exograph.documents.urls import api_urlpatterns as documents_api
+from exograph.graphs import api as graphs_api
 
 api_v1 = [
     path("me/", accounts_api.MeApi.as_view(), name="me"),
     path("keys/", accounts_api.ApiKeyListCreateApi.as_view(), name="keys"),
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
+    path("graphs/", graphs_api.GraphListCreateApi.as_view(), name="graphs"),
+    path("graphs/<str:graph_id>/", graphs_api.GraphDetailApi.as_view(), name="graph-detail"),
+    path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
+    path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     *documents_api,
     *billing_api_urls,
@@ -22,6 +27,7 @@ urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.documents.web_urls")),
     path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),

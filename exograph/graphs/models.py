@@ -34,12 +34,23 @@ class Graph(TimeStampedModel):
     # The embedder whose vectors this graph holds; queries with another embedder are refused.
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     embedding_dim = models.PositiveIntegerField(null=True, blank=True)
+    # The owner's default graph of its scope and kind (where uploads land unless told otherwise).
+    is_default = models.BooleanField(default=False)
+    # Counts of the store, refreshed after every write so listing graphs never waits on FalkorDB.
+    entity_count = models.PositiveIntegerField(default=0)
+    relation_count = models.PositiveIntegerField(default=0)
+    document_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created"]
         constraints = [
             models.UniqueConstraint(fields=["owner", "name"], name="graphs_graph_owner_name_unique"),
             models.CheckConstraint(condition=Q(scope__in=Scope.values), name="graphs_graph_scope_valid"),
+            models.UniqueConstraint(
+                fields=["owner", "scope", "kind"],
+                condition=Q(is_default=True),
+                name="graphs_graph_one_default_per_scope_kind",
+            ),
         ]
         indexes = [models.Index(fields=["owner", "scope"])]
 

@@ -1,0 +1,212 @@
+"""REST: graphs, entity search, the world graph. Output serializers are shared with the MCP bridge."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
+from exograph.graphs.models import Graph
+from exograph.graphs.selectors import (
+    MAX_N_RESULTS,
+    MAX_QUERY_LENGTH,
+    MAX_RELATED,
+    graph_get_for_user,
+    graph_list_for_user,
+    search_entities,
+    world_entity_get,
+)
+from exograph.graphs.services import graph_create, graph_delete, graph_rename
+
+
+class GraphCountsSerializer(serializers.Serializer):
+    entities = serializers.IntegerField(source="entity_count")
+    relations = serializers.IntegerField(source="relation_count")
+    documents = serializers.IntegerField(source="document_count")
+
+
+class GraphOutSerializer(serializers.ModelSerializer[Graph]):
+    scope = serializers.CharField(help_text="world or private")
+    type = serializers.CharField(source="kind", help_text="document, manual, research or world")
+    counts = GraphCountsSerializer(source="*")
+    owned = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Graph
+        fields = ["id", "name", "scope", "type", "created", "counts", "owned", "embedding_model", "embedding_dim"]
+
+    def get_owned(self, graph: Graph) -> bool:
+        user = self.context.get("user")
+        return bool(user is not None and graph.owner_id == user.pk)
+
+
+class EntityHitSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    graph_id = serializers.CharField()
+    graph_name = serializers.CharField()
+    relevance = serializers.FloatField(help_text="0..1 within this response; higher is better.")
+    context = serializers.CharField(  # type: ignore[assignment]
+        help_text="The best-matching description or passage (≤ 300 chars)."
+    )
+
+
+class EvidenceSerializer(serializers.Serializer):
+    document = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+
+
+class RelatedEntitySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    relationship = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["outgoing", "incoming"])
+    strength = serializers.IntegerField(help_text="Supporting mentions/connections.")
+    sources = serializers.ListField(child=serializers.CharField(), help_text="Document file names.")
+    evidence = EvidenceSerializer(many=True, required=False)
+
+
+class WorldEntitySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    aliases = serializers.ListField(child=serializers.CharField())
+    mentions = serializers.IntegerField()
+    graph_id = serializers.CharField()
+
+
+class WorldGraphOutSerializer(serializers.Serializer):
+    entity = WorldEntitySerializer()
+    related = RelatedEntitySerializer(many=True)
+    count = serializers.IntegerField()
+
+
+class GraphListCreateApi(APIView):
+    class GraphListFilterSerializer(serializers.Serializer):
+        graph_scope = ScopeField()
+
+    class GraphCreateInSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        graph_scope = ScopeField()
+
+    @extend_schema(
+        parameters=[GraphListFilterSerializer],
+        responses=GraphOutSerializer(many=True),
+        summary="List your graphs (list_graphs)",
+    )
+    def get(self, request: Request) -> Response:
+        user = actor_of(request)
+        data = validated(self.GraphListFilterSerializer, request.query_params)
+        graphs = graph_list_for_user(user=user, scope=request_scope(request, data))
+        paginator = Pagination()
+        page: list[Graph] | None = paginator.paginate_queryset(graphs, request, view=self)  # type: ignore[arg-type]
+        body = GraphOutSerializer(page, many=True, context={"user": user}).data
+        return paginator.get_paginated_response(body)
+
+    @extend_schema(request=GraphCreateInSerializer, responses={201: GraphOutSerializer}, summary="Create a graph")
+    def post(self, request: Request) -> Response:
+        user = actor_of(request)
+        data = validated(self.GraphCreateInSerializer, request.data)
+        graph = graph_create(actor=user, name=data["name"], scope=request_scope(request, data))
+        return Response(GraphOutSerializer(graph, context={"user": user}).data, status=201)
+
+
+class GraphDetailApi(APIView):
+    class GraphRenameInSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+
+    @extend_schema(responses=GraphOutSerializer, summary="A graph")
+    def get(self, request: Request, graph_id: str) -> Response:
+        user = actor_of(request)
+        graph = graph_get_for_user(user=user, graph_id=graph_id)
+        return Response(GraphOutSerializer(graph, context={"user": user}).data)
+
+    @extend_schema(request=GraphRenameInSerializer, responses=GraphOutSerializer, summary="Rename a graph")
+    def patch(self, request: Request, graph_id: str) -> Response:
+        user = actor_of(request)
+        data = validated(self.GraphRenameInSerializer, request.data)
+        graph = graph_rename(actor=user, graph_id=graph_id, name=data["name"])
+        return Response(GraphOutSerializer(graph, context={"user": user}).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a graph and its knowledge")
+    def delete(self, request: Request, graph_id: str) -> Response:
+        graph_delete(actor=actor_of(request), graph_id=graph_id)
+        return Response(status=204)
+
+
+class EntitySearchApi(APIView):
+    class EntitySearchInSerializer(serializers.Serializer):
+        query = serializers.CharField(
+            max_length=MAX_QUERY_LENGTH,
+            trim_whitespace=True,
+            error_messages={"max_length": f"must be at most {MAX_QUERY_LENGTH} characters."},
+        )
+        n_results = serializers.IntegerField(
+            required=False,
+            default=10,
+            min_value=1,
+            max_value=MAX_N_RESULTS,
+            error_messages={
+                "min_value": f"must be between 1 and {MAX_N_RESULTS}.",
+                "max_value": f"must be between 1 and {MAX_N_RESULTS}.",
+            },
+        )
+        graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
+        graph_scope = ScopeField()
+
+    class EntitySearchOutSerializer(serializers.Serializer):
+        query = serializers.CharField()
+        count = serializers.IntegerField()
+        results = EntityHitSerializer(many=True)
+
+    @extend_schema(
+        parameters=[EntitySearchInSerializer],
+        responses=EntitySearchOutSerializer,
+        summary="Search entities (search_entities)",
+    )
+    def get(self, request: Request) -> Response:
+        user = actor_of(request)
+        data = validated(self.EntitySearchInSerializer, request.query_params)
+        hits = search_entities(
+            user=user,
+            query=data["query"],
+            n_results=data["n_results"],
+            graph_id=data.get("graph_id") or None,
+            scope=request_scope(request, data),
+        )
+        return Response(
+            {"query": data["query"], "count": len(hits), "results": EntityHitSerializer(hits, many=True).data}
+        )
+
+
+class WorldEntityApi(APIView):
+    class WorldEntityQuerySerializer(serializers.Serializer):
+        evidence = serializers.BooleanField(required=False, default=False)
+        limit = serializers.IntegerField(
+            required=False,
+            default=25,
+            min_value=1,
+            max_value=MAX_RELATED,
+            error_messages={
+                "min_value": f"must be between 1 and {MAX_RELATED}.",
+                "max_value": f"must be between 1 and {MAX_RELATED}.",
+            },
+        )
+
+    @extend_schema(
+        parameters=[WorldEntityQuerySerializer, OpenApiParameter("entity", str, OpenApiParameter.PATH)],
+        responses=WorldGraphOutSerializer,
+        summary="An entity's relations in the World Graph (get_world_graph)",
+    )
+    def get(self, request: Request, entity: str) -> Response:
+        user = actor_of(request)
+        data = validated(self.WorldEntityQuerySerializer, request.query_params)
+        view = world_entity_get(user=user, entity=entity, evidence=data["evidence"], limit=data["limit"])
+        return Response(WorldGraphOutSerializer(view).data)

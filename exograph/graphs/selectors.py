@@ -1,0 +1,395 @@
+"""Permission-scoped reads of graphs: lookups, listing, hybrid entity search, the world graph, Retrieve.
+
+search_entities and world_entity_get also record (through a service) which other accounts'
+world knowledge they returned, so billing can pay the contributors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from django.db.models import Q
+
+from exograph.accounts.models import User
+from exograph.core.errors import NotFound, PermissionDenied, ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+from exograph.graphs.services import embedder_check, world_query_record_create
+from exograph.graphs.types import EntityHit, RelatedEntity, WorldEntityView, normalize_name
+
+MAX_QUERY_LENGTH = 1000
+MAX_N_RESULTS = 100
+MAX_RELATED = 100
+RRF_K = 60
+SNIPPET = 300
+PASSAGE = 500
+VECTOR_OVERFETCH = 20  # dormant vector nodes (see store.py) may take some of the k slots
+
+# Overlaps a search's FalkorDB reads (store calls only: no ORM in these threads).
+_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
+
+
+def _renew_pool() -> None:
+    """A forked child (Celery prefork, gunicorn) gets a fresh pool: the parent's threads do not exist there."""
+    global _pool
+    _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
+
+
+os.register_at_fork(after_in_child=_renew_pool)
+
+
+def graph_get_for_user(*, user: User, graph_id: str, write: bool = False) -> Graph:
+    """A graph the user may read (own, world-scope, the World Graph); write=True: only the owner's.
+
+    Missing and foreign private graphs raise the same NotFound."""
+    graph = Graph.objects.filter(id=str(graph_id)[:64]).select_related("owner").first()
+    if graph is None or (graph.owner_id != user.pk and graph.scope != Scope.WORLD):
+        raise NotFound(
+            f"No graph with id {str(graph_id)[:80]!r}.",
+            code="graph_not_found",
+            hint="List your graphs with GET /api/v1/graphs/ (or the list_graphs tool).",
+        )
+    if write and graph.owner_id != user.pk:
+        raise PermissionDenied(
+            f"Graph {graph.id} is shared read-only; only its owner can change it.",
+            code="graph_read_only",
+            hint="Create your own graph to write to.",
+        )
+    return graph
+
+
+def graph_list_for_user(*, user: User, scope: Scope | None) -> list[Graph]:
+    """The user's graphs of a scope (world also lists the World Graph); None: all of them. Rows carry counts."""
+    mine = Q(owner=user)
+    if scope == Scope.PRIVATE:
+        condition = mine & Q(scope=Scope.PRIVATE)
+    elif scope == Scope.WORLD:
+        condition = (mine & Q(scope=Scope.WORLD)) | Q(id=WORLD_GRAPH_ID)
+    else:
+        condition = mine | Q(id=WORLD_GRAPH_ID)
+    return list(Graph.objects.filter(condition).order_by("-created"))
+
+
+def _check_query(query: str) -> str:
+    text = (query or "").replace("\x00", "").strip()
+    if not text:
+        raise ValidationError("The query is empty.", code="empty_query", hint="Send a non-blank query.")
+    if len(text) > MAX_QUERY_LENGTH:
+        raise ValidationError(
+            f"The query is {len(text)} characters long; the maximum is {MAX_QUERY_LENGTH}.",
+            code="query_too_long",
+            hint=f"Shorten the query to at most {MAX_QUERY_LENGTH} characters.",
+        )
+    return text
+
+
+def _check_n_results(n_results: int, *, name: str = "n_results", maximum: int = MAX_N_RESULTS) -> int:
+    if isinstance(n_results, bool) or not isinstance(n_results, int) or not 1 <= n_results <= maximum:
+        raise ValidationError(
+            f"{name} must be between 1 and {maximum}; got {n_results!r}.",
+            code=f"invalid_{name}",
+            hint=f"Send {name} from 1 to {maximum}.",
+        )
+    return n_results
+
+
+def search_graphs_for_user(*, user: User, scope: Scope, graph_id: str | None) -> list[Graph]:
+    """The graphs a search reads: one readable graph, the user's private graphs, or the World Graph
+    plus the user's own world-scope graphs (everyone else's world-scope knowledge is merged into the
+    World Graph, so it is found there)."""
+    if graph_id:
+        return [graph_get_for_user(user=user, graph_id=graph_id)]
+    if scope == Scope.WORLD:
+        graphs = list(Graph.objects.filter(Q(id=WORLD_GRAPH_ID) | (Q(owner=user) & Q(scope=Scope.WORLD))))
+        graphs.sort(key=lambda g: (not g.is_world, g.created))
+        return graphs
+    return list(Graph.objects.filter(owner=user, scope=Scope.PRIVATE).order_by("created"))
+
+
+def snippet(text: str, query: str, *, limit: int = SNIPPET) -> str:
+    """At most `limit` characters of text, around the first query word it contains."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    start = 0
+    lowered = text.casefold()
+    for token in re.findall(r"[^\W_]{3,}", query.casefold()):
+        found = lowered.find(token)
+        if found >= 0:
+            start = max(0, found - limit // 4)
+            break
+    window = text[start : start + limit - 2]
+    if start + limit - 2 < len(text):
+        window = window.rsplit(" ", 1)[0] if " " in window[limit // 2 :] else window
+        window += "…"
+    if start > 0:
+        window = "…" + window[: limit - 1 - (1 if window.endswith("…") else 0)] + ("…" if window.endswith("…") else "")
+    return window[:limit]
+
+
+def _fuse(
+    per_graph: dict[str, dict[str, list[tuple[str, float, str]]]],
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], str], dict[tuple[str, str], bool]]:
+    scores: dict[tuple[str, str], float] = {}
+    passages: dict[tuple[str, str], str] = {}
+    direct: dict[tuple[str, str], bool] = {}
+    for graph_id, lists in per_graph.items():
+        for list_name, hits in lists.items():
+            seen: set[str] = set()
+            rank = 0
+            for entity_id, _score, passage in hits:
+                if entity_id in seen:
+                    continue
+                seen.add(entity_id)
+                rank += 1
+                key = (graph_id, entity_id)
+                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+                if passage and key not in passages:
+                    passages[key] = passage
+                if list_name.startswith("entity_"):
+                    direct[key] = True
+    return scores, passages, direct
+
+
+def search_entities(
+    *, user: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
+) -> list[EntityHit]:
+    """Hybrid entity search: full-text + vector over entities and the chunks that mention them,
+    fused by reciprocal rank; relevance is 0..1 within the response (the best hit is 1.0).
+
+    Raises ValidationError (empty/too long query, n_results outside 1..100), NotFound, Conflict
+    (graph built with another embedder), ServiceUnavailable (graph store down)."""
+    text = _check_query(query)
+    n_results = _check_n_results(n_results)
+    graphs = search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)
+    if not graphs:
+        return []
+    embedders = [embedder_check(graph=graph) for graph in graphs]
+    embedder = embedders[0]
+    text_query = store.fulltext_query(text)
+    k = min(MAX_N_RESULTS, max(20, n_results * 2))
+    # The four reads of each graph run on the pool, overlapping (FalkorDB serves reads on several
+    # threads); the full-text ones start while this thread embeds the query.
+    futures: dict[str, list[Future[dict[str, list[tuple[str, float, str]]]]]] = {g.id: [] for g in graphs}
+    for graph in graphs:
+        futures[graph.id].append(
+            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, chunks=False)
+        )
+        futures[graph.id].append(
+            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, entities=False)
+        )
+    vector = [float(x) for x in embedder.embed_one(text)]
+    for graph in graphs:
+        for entities_only in (True, False):
+            futures[graph.id].append(
+                _pool.submit(
+                    store.store_search_vector_lists,
+                    graph.store_name,
+                    vector=vector,
+                    k=k,
+                    vector_k=k + VECTOR_OVERFETCH,
+                    chunks=not entities_only,
+                    entities=entities_only,
+                )
+            )
+    per_graph: dict[str, dict[str, list[tuple[str, float, str]]]] = {}
+    for gid, pending in futures.items():
+        merged: dict[str, list[tuple[str, float, str]]] = {}
+        for future in pending:
+            merged.update(future.result())
+        per_graph[gid] = merged
+    scores, passages, direct = _fuse(per_graph)
+    # The same entity found in the World Graph and in one of the user's world-scope graphs: one hit.
+    world_ids = {entity_id for (gid, entity_id) in scores if gid == WORLD_GRAPH_ID}
+    ranked = sorted(
+        (key for key in scores if key[0] == WORLD_GRAPH_ID or key[1] not in world_ids),
+        key=lambda key: (-scores[key], key[1]),
+    )[:n_results]
+    if not ranked:
+        return []
+    by_graph: dict[str, list[str]] = {}
+    for gid, entity_id in ranked:
+        by_graph.setdefault(gid, []).append(entity_id)
+    graph_rows = {graph.id: graph for graph in graphs}
+    details: dict[tuple[str, str], dict[str, Any]] = {}
+    for gid, ids in by_graph.items():
+        found = store.store_entities(graph_rows[gid].store_name, ids)
+        lacking = [eid for eid in ids if eid in found and not found[eid]["description"] and (gid, eid) not in passages]
+        fallback = store.store_entity_passages(graph_rows[gid].store_name, lacking) if lacking else {}
+        for eid, row in found.items():
+            row["fallback"] = fallback.get(eid, "")
+            details[(gid, eid)] = row
+    top = scores[ranked[0]]
+    hits: list[EntityHit] = []
+    contributors: set[int] = set()
+    for key in ranked:
+        detail = details.get(key)
+        if detail is None:
+            continue  # deleted between the two reads
+        row = detail
+        gid, entity_id = key
+        if direct.get(key) and row["description"]:
+            context = row["description"]
+        else:
+            context = passages.get(key) or row["description"] or row["fallback"]
+        hits.append(
+            {
+                "id": entity_id,
+                "name": row["name"],
+                "type": row["type"],
+                "graph_id": gid,
+                "graph_name": graph_rows[gid].name,
+                "relevance": round(scores[key] / top, 3),
+                "context": snippet(context, text),
+            }
+        )
+        if gid == WORLD_GRAPH_ID:
+            contributors.update(int(c) for c in row["contributors"])
+    world_query_record_create(querier=user, query=text, contributor_ids=sorted(contributors))
+    return hits
+
+
+def world_entity_get(*, user: User, entity: str, evidence: bool = False, limit: int = 25) -> WorldEntityView:
+    """An entity of the World Graph (by id or by name, case- and accent-insensitive) with its related
+    entities, strongest first. Raises ValidationError, NotFound (with `suggestions`), 503."""
+    text = (entity or "").replace("\x00", "").strip()
+    if not text:
+        raise ValidationError("entity_id is empty.", code="empty_entity", hint="Send an entity id or name.")
+    if len(text) > 300:
+        raise ValidationError(
+            "entity_id is longer than 300 characters.", code="entity_too_long", hint="Send an entity id or name."
+        )
+    limit = _check_n_results(limit, name="limit", maximum=MAX_RELATED)
+    world = Graph.objects.get(id=WORLD_GRAPH_ID)
+    entity_id = store.store_entity_find(world.store_name, entity_id=text, key=normalize_name(text))
+    if entity_id is None:
+        suggestions = world_entity_suggestions(world=world, text=text)
+        raise NotFound(
+            f"No entity {text[:80]!r} in the World Graph.",
+            code="entity_not_found",
+            hint=("Did you mean: " + ", ".join(suggestions) + "?")
+            if suggestions
+            else "Search with GET /api/v1/entities/search?graph_scope=world.",
+            extra={"suggestions": suggestions},
+        )
+    center = store.store_entities(world.store_name, [entity_id])[entity_id]
+    related_rows = store.store_related(world.store_name, entity_id=entity_id, limit=limit)
+    document_ids = sorted({doc for row in related_rows for doc in row["document_ids"]})
+    names = store.store_document_names(world.store_name, document_ids)
+    passages: dict[str, dict[str, Any]] = {}
+    if evidence:
+        wanted = [cid for row in related_rows for cid in row["chunk_ids"][:3]]
+        passages = store.store_passages(world.store_name, wanted)
+    related: list[RelatedEntity] = []
+    contributors = set(center["contributors"])
+    for row in related_rows:
+        item: RelatedEntity = {
+            "id": row["id"],
+            "name": row["name"],
+            "type": row["type"],
+            "relationship": row["relationship"].lower(),
+            "direction": row["direction"],
+            "strength": row["strength"],
+            "sources": sorted({names[doc] for doc in row["document_ids"] if names.get(doc)}),
+        }
+        if evidence:
+            item["evidence"] = [
+                {
+                    "document": passages[cid]["document"],
+                    "page": passages[cid]["page"],
+                    "text": snippet(passages[cid]["text"], center["name"], limit=PASSAGE),
+                }
+                for cid in row["chunk_ids"][:3]
+                if cid in passages
+            ]
+        contributors.update(row["contributors"])
+        related.append(item)
+    world_query_record_create(querier=user, query=text, contributor_ids=sorted(int(c) for c in contributors))
+    return {
+        "entity": {
+            "id": center["id"],
+            "name": center["name"],
+            "type": center["type"],
+            "description": center["description"],
+            "aliases": center["aliases"],
+            "mentions": center["mentions"],
+            "graph_id": WORLD_GRAPH_ID,
+        },
+        "related": related,
+        "count": len(related),
+    }
+
+
+def world_entity_suggestions(*, world: Graph, text: str, n: int = 5) -> list[str]:
+    """The closest entity names in the World Graph (full-text and vector, fused)."""
+    embedder = embedder_check(graph=world)
+    lists = store.store_search_lists(
+        world.store_name,
+        text_query=store.fulltext_query(text),
+        vector=[float(x) for x in embedder.embed_one(text)],
+        k=10,
+        vector_k=10 + VECTOR_OVERFETCH,
+        chunks=False,
+    )
+    scores, _, _ = _fuse({WORLD_GRAPH_ID: lists})
+    ranked = sorted(scores, key=lambda key: -scores[key])[:n]
+    found = store.store_entities(world.store_name, [eid for _, eid in ranked])
+    return [found[eid]["name"] for _, eid in ranked if eid in found]
+
+
+def retrieve(
+    *,
+    user: User,
+    query: str,
+    scope: Scope,
+    graph_id: str | None = None,
+    n_entities: int = 10,
+    n_passages: int = 8,
+    hops: int = 1,
+    max_relations: int = 30,
+) -> list[dict[str, Any]]:
+    """The shared Retrieve flow: hybrid entity hits, the passages that mention them, and a bounded
+    1–3 hop walk for connecting relations. Every item carries an evidence number `n` (1-based) that
+    answers cite as [n]. Items: {n, kind: entity|passage|relation, graph_id, text, ...}."""
+    hits = search_entities(user=user, query=query, n_results=n_entities, graph_id=graph_id, scope=scope)
+    graphs = {g.id: g for g in search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)}
+    items: list[dict[str, Any]] = []
+    for hit in hits:
+        items.append(
+            {
+                "kind": "entity",
+                "graph_id": hit["graph_id"],
+                "entity_id": hit["id"],
+                "name": hit["name"],
+                "type": hit["type"],
+                "relevance": hit["relevance"],
+                "text": f"{hit['name']} ({hit['type']}): {hit['context']}",
+            }
+        )
+    passages_seen: set[str] = set()
+    for gid in dict.fromkeys(hit["graph_id"] for hit in hits):
+        graph = graphs.get(gid)
+        if graph is None:
+            continue
+        ids = [hit["id"] for hit in hits if hit["graph_id"] == gid]
+        for relation in store.store_neighbourhood(graph.store_name, entity_ids=ids, hops=hops, limit=max_relations):
+            items.append(
+                {
+                    "kind": "relation",
+                    "graph_id": gid,
+                    "text": f"{relation['source']} {relation['relationship'].lower()} {relation['target']}",
+                    "strength": relation["strength"],
+                }
+            )
+        texts = store.store_entity_passages(graph.store_name, ids, per_entity=2)
+        for text in texts.values():
+            if text and text not in passages_seen and len(passages_seen) < n_passages:
+                passages_seen.add(text)
+                items.append({"kind": "passage", "graph_id": gid, "text": snippet(text, query, limit=PASSAGE)})
+    for number, item in enumerate(items, start=1):
+        item["n"] = number
+    return items

@@ -1,0 +1,119 @@
+"""Web pages for graphs: the same services and selectors as the REST API."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from exograph.accounts.models import User
+from exograph.core.errors import ExoGraphError, NotFound
+from exograph.core.scope import Scope
+from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
+from exograph.graphs.selectors import graph_list_for_user, search_entities, world_entity_get
+from exograph.graphs.services import graph_create, graph_delete, graph_rename
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # noqa: S101 (login_required guarantees it)
+    return user
+
+
+@login_required
+def graph_list(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = GraphCreateForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            graph = graph_create(actor=user, name=form.cleaned_data["name"], scope=Scope(form.cleaned_data["scope"]))
+        except ExoGraphError as exc:
+            form.add_error(None, exc.message)
+            status = exc.status
+        else:
+            messages.success(request, f"Graph {graph.name!r} created.")
+            return redirect("graphs:list")
+    elif request.method == "POST":
+        status = 400
+    graphs = graph_list_for_user(user=user, scope=None)
+    return render(request, "graphs/list.html", {"form": form, "graphs": graphs}, status=status)
+
+
+@login_required
+@require_POST
+def graph_rename_view(request: HttpRequest, graph_id: str) -> HttpResponse:
+    form = GraphRenameForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the graph a name of at most 200 characters.")
+        return redirect("graphs:list")
+    try:
+        graph = graph_rename(actor=_user(request), graph_id=graph_id, name=form.cleaned_data["name"])
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Renamed to {graph.name!r}.")
+    return redirect("graphs:list")
+
+
+@login_required
+@require_POST
+def graph_delete_view(request: HttpRequest, graph_id: str) -> HttpResponse:
+    try:
+        graph_delete(actor=_user(request), graph_id=graph_id)
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Graph deleted.")
+    return redirect("graphs:list")
+
+
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = SearchForm(request.GET or None)
+    hits = None
+    error = None
+    status = 200
+    if request.GET and form.is_valid():
+        scope = form.cleaned_data.get("graph_scope") or getattr(request, "graph_scope", Scope.PRIVATE)
+        try:
+            hits = search_entities(
+                user=user,
+                query=form.cleaned_data["query"],
+                n_results=form.cleaned_data.get("n_results") or 10,
+                graph_id=form.cleaned_data.get("graph_id") or None,
+                scope=Scope(str(scope)),
+            )
+        except ExoGraphError as exc:
+            error, status = exc.message, exc.status
+    elif request.GET:
+        status = 400
+    return render(request, "graphs/search.html", {"form": form, "hits": hits, "error": error}, status=status)
+
+
+@login_required
+def world_entity(request: HttpRequest, entity: str | None = None) -> HttpResponse:
+    if entity is None:
+        form = WorldEntityForm(request.GET or None)
+        if request.GET and form.is_valid():
+            return redirect(reverse("graphs:world_entity", args=[form.cleaned_data["entity"]]))
+        return render(request, "graphs/world_entity.html", {"form": form}, status=400 if request.GET else 200)
+    evidence = request.GET.get("evidence") in ("1", "true", "on")
+    try:
+        view = world_entity_get(user=_user(request), entity=entity, evidence=evidence)
+    except NotFound as exc:
+        context = {"form": WorldEntityForm(initial={"entity": entity}), "error": exc.message, **exc.extra}
+        return render(request, "graphs/world_entity.html", context, status=404)
+    except ExoGraphError as exc:
+        context = {"form": WorldEntityForm(initial={"entity": entity}), "error": exc.message}
+        return render(request, "graphs/world_entity.html", context, status=exc.status)
+    context = {"form": WorldEntityForm(initial={"entity": entity}), "view": view, "evidence": evidence}
+    return render(request, "graphs/world_entity.html", context)

@@ -1,0 +1,91 @@
+"""Graph test helpers: every test's FalkorDB stores (the World Graph's included) are dropped after it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from exograph.accounts.models import User
+from exograph.graphs import store
+from exograph.graphs.embeddings import get_embedder
+from exograph.graphs.models import Graph
+from exograph.graphs.services import graph_document_write
+from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
+
+
+@pytest.fixture(autouse=True)
+def _drop_graph_stores(db) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    yield
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        store.store_drop(f"exo:{graph_id}")
+
+
+@pytest.fixture
+def write_doc() -> Callable[..., str]:
+    """Write a small document (chunk texts; entities mentioned in every chunk; relations) into a graph."""
+
+    def write(
+        graph: Graph,
+        contributor: User,
+        *,
+        texts: list[str],
+        entities: list[tuple[str, str, str]],
+        relations: list[tuple[str, str, str]] = (),  # type: ignore[assignment]
+        filename: str = "paper.pdf",
+        document_id: str | None = None,
+    ) -> str:
+        document_id = document_id or f"doc_{uuid.uuid4().hex[:12]}"
+        vectors = get_embedder().embed(texts)
+        chunks = [
+            ChunkIn(id=f"{document_id}:{i}", text=text, page=i + 1, ordinal=i, embedding=vector)
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        ]
+        mentions = [
+            MentionIn(chunk_id=chunk.id, entity_name=name, entity_type=kind)
+            for chunk in chunks
+            for name, kind, _ in entities
+            if name.casefold() in chunk.text.casefold()
+        ]
+        types = {name: kind for name, kind, _ in entities}
+        graph_document_write(
+            graph=graph,
+            document_id=document_id,
+            filename=filename,
+            contributor=contributor,
+            chunks=chunks,
+            entities=[EntityIn(name=name, type=kind, description=description) for name, kind, description in entities],
+            mentions=mentions,
+            relations=[
+                RelationIn(
+                    source_name=a,
+                    source_type=types[a],
+                    target_name=b,
+                    target_type=types[b],
+                    type=kind,
+                    chunk_ids=tuple(c.id for c in chunks if a.casefold() in c.text.casefold()),
+                )
+                for a, kind, b in relations
+            ],
+        )
+        return document_id
+
+    return write
+
+
+QUANTUM_TEXTS = [
+    "Quantum computing uses qubits to run algorithms such as Shor's algorithm.",
+    "Quantum error correction protects qubits from noise and decoherence.",
+]
+QUANTUM_ENTITIES = [
+    ("Quantum computing", "concept", "Computation that uses quantum-mechanical phenomena."),
+    ("Qubit", "concept", "The basic unit of quantum information."),
+    ("Quantum error correction", "technique", "Techniques to protect quantum information from errors."),
+    ("Shor's algorithm", "algorithm", ""),
+]
+QUANTUM_RELATIONS = [
+    ("Quantum computing", "uses", "Qubit"),
+    ("Quantum error correction", "protects", "Qubit"),
+    ("Quantum computing", "runs", "Shor's algorithm"),
+]

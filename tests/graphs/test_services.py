@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+import pytest
+
+from exograph.core import falkor
+from exograph.core.errors import Conflict, NotFound, PermissionDenied, ServiceUnavailable, ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.models import Graph, GraphKind, WorldQueryRecord
+from exograph.graphs.selectors import (
+    graph_get_for_user,
+    graph_list_for_user,
+    retrieve,
+    search_entities,
+    world_entity_get,
+)
+from exograph.graphs.services import (
+    graph_create,
+    graph_default_for_user,
+    graph_delete,
+    graph_document_remove,
+    graph_rename,
+)
+from exograph.graphs.types import entity_id_for
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_makes_store_with_indexes_and_records_embedder(alice) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Papers", scope=Scope.PRIVATE)
+    assert graph.embedding_model and graph.embedding_dim == 384
+    assert store.store_vector_dimension(graph.store_name) == 384
+
+
+def test_create_rejects_duplicate_and_blank_names(alice) -> None:  # type: ignore[no-untyped-def]
+    graph_create(actor=alice, name="Papers", scope=Scope.PRIVATE)
+    with pytest.raises(Conflict):
+        graph_create(actor=alice, name=" Papers ", scope=Scope.WORLD)
+    with pytest.raises(ValidationError):
+        graph_create(actor=alice, name="   ", scope=Scope.PRIVATE)
+
+
+def test_rename_and_delete_only_by_owner(alice, bob, charlie, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    private = graph_create(actor=alice, name="Mine", scope=Scope.PRIVATE)
+    shared = graph_create(actor=alice, name="Shared", scope=Scope.WORLD)
+    with pytest.raises(NotFound) as missing:
+        graph_rename(actor=charlie, graph_id="graph_missing", name="x")
+    with pytest.raises(NotFound) as foreign:
+        graph_rename(actor=charlie, graph_id=private.id, name="x")
+    assert missing.value.message.replace("graph_missing", "") == foreign.value.message.replace(private.id, "")
+    with pytest.raises(PermissionDenied):
+        graph_delete(actor=bob, graph_id=shared.id)
+    with pytest.raises(PermissionDenied):
+        graph_delete(actor=bob, graph_id="world")
+    assert graph_rename(actor=alice, graph_id=private.id, name="Renamed").name == "Renamed"
+    with django_capture_on_commit_callbacks(execute=True):
+        graph_delete(actor=alice, graph_id=private.id)
+    assert not Graph.objects.filter(id=private.id).exists()
+    assert store.ro_query(private.store_name, "MATCH (n) RETURN count(n)") == []
+
+
+def test_default_graph_is_created_once(alice) -> None:  # type: ignore[no-untyped-def]
+    first = graph_default_for_user(actor=alice, scope=Scope.PRIVATE)
+    again = graph_default_for_user(actor=alice, scope=Scope.PRIVATE)
+    world = graph_default_for_user(actor=alice, scope=Scope.WORLD)
+    research = graph_default_for_user(actor=alice, scope=Scope.PRIVATE, kind=GraphKind.RESEARCH)
+    assert first.id == again.id
+    assert len({first.id, world.id, research.id}) == 3
+    assert first.kind == GraphKind.DOCUMENT and world.scope == Scope.WORLD
+
+
+def test_default_graph_avoids_a_taken_name(alice) -> None:  # type: ignore[no-untyped-def]
+    graph_create(actor=alice, name="My documents", scope=Scope.PRIVATE)
+    default = graph_default_for_user(actor=alice, scope=Scope.PRIVATE)
+    assert default.name == "My documents 2" and default.is_default
+
+
+def test_write_is_idempotent_and_counts(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    for _ in range(2):
+        write_doc(
+            graph,
+            alice,
+            texts=QUANTUM_TEXTS,
+            entities=QUANTUM_ENTITIES,
+            relations=QUANTUM_RELATIONS,
+            document_id="doc_same",
+        )
+    graph.refresh_from_db()
+    assert (graph.entity_count, graph.relation_count, graph.document_count) == (4, 3, 1)
+    rows = store.store_related(graph.store_name, entity_id=entity_id_for("Qubit", "concept"), limit=10)
+    assert sorted(r["strength"] for r in rows) == [1, 1]
+
+
+def test_entities_resolve_by_normalised_name_and_type_keeping_aliases(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["Café culture in Paris."], entities=[("Café", "Place", "")])
+    write_doc(graph, alice, texts=["The cafe is open."], entities=[("  CAFE ", "place", "A coffee house.")])
+    graph.refresh_from_db()
+    assert graph.entity_count == 1
+    found = store.store_entities(graph.store_name, [entity_id_for("cafe", "place")])
+    row = found[entity_id_for("cafe", "place")]
+    assert row["name"] == "Café" and "CAFE" in row["aliases"] and row["description"] == "A coffee house."
+
+
+def test_search_finds_entities_with_relevance_and_context(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    hits = search_entities(user=alice, query="quantum error correction", scope=Scope.PRIVATE)
+    assert hits[0]["name"] == "Quantum error correction"
+    assert hits[0]["relevance"] == 1.0
+    assert all(0 <= h["relevance"] <= 1 for h in hits)
+    assert all(len(h["context"]) <= 300 for h in hits)
+    assert hits[0]["graph_id"] == graph.id and hits[0]["graph_name"] == "Q"
+    shor = (
+        next(h for h in hits if h["name"] == "Shor's algorithm")
+        if any(h["name"] == "Shor's algorithm" for h in hits)
+        else None
+    )
+    if shor is not None:
+        assert "Shor" in shor["context"]  # no description: a passage that mentions it
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "x" * 1001])
+def test_search_rejects_empty_and_long_queries(alice, bad) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError):
+        search_entities(user=alice, query=bad, scope=Scope.PRIVATE)
+
+
+@pytest.mark.parametrize("n", [0, 101, 1000, -1])
+def test_search_rejects_n_results_out_of_range(alice, n) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError):
+        search_entities(user=alice, query="x", n_results=n, scope=Scope.PRIVATE)
+
+
+@pytest.mark.parametrize("text", ["') RETURN 1 //", "`MATCH (n) DETACH DELETE n`", "$param", "@x:{y} -z ~w"])
+def test_cypher_looking_queries_are_just_text(alice, write_doc, text) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    search_entities(user=alice, query=text, scope=Scope.PRIVATE)
+    graph.refresh_from_db()
+    assert store.store_counts(graph.store_name)["entities"] == 4
+
+
+def test_private_search_never_sees_other_accounts(alice, charlie, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Secret", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    assert search_entities(user=charlie, query="quantum", scope=Scope.PRIVATE) == []
+    assert search_entities(user=charlie, query="quantum", scope=Scope.WORLD) == []
+    with pytest.raises(NotFound):
+        search_entities(user=charlie, query="quantum", graph_id=graph.id, scope=Scope.PRIVATE)
+    with pytest.raises(NotFound):
+        graph_get_for_user(user=charlie, graph_id=graph.id)
+    assert [g.id for g in graph_list_for_user(user=charlie, scope=Scope.PRIVATE)] == []
+
+
+def test_world_merge_keeps_provenance_and_unmerges(alice, bob, charlie, write_doc) -> None:  # type: ignore[no-untyped-def]
+    a_graph = graph_create(actor=alice, name="A world", scope=Scope.WORLD)
+    b_graph = graph_create(actor=bob, name="B world", scope=Scope.WORLD)
+    a_doc = write_doc(a_graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    b_doc = write_doc(
+        b_graph,
+        bob,
+        texts=["Qubits power quantum computing."],
+        entities=[("QUANTUM COMPUTING", "Concept", ""), ("qubit", "concept", "")],
+        relations=[("QUANTUM COMPUTING", "uses", "qubit")],
+        filename="bob.pdf",
+    )
+    view = world_entity_get(user=charlie, entity="quantum computing", evidence=True)
+    uses = next(r for r in view["related"] if r["name"] == "Qubit")
+    assert uses["relationship"] == "uses" and uses["direction"] == "outgoing"
+    assert uses["strength"] == 2 and uses["sources"] == ["bob.pdf", "paper.pdf"]
+    assert uses["evidence"] and all(len(e["text"]) <= 500 for e in uses["evidence"])
+    assert [r["strength"] for r in view["related"]] == sorted((r["strength"] for r in view["related"]), reverse=True)
+    record = WorldQueryRecord.objects.get(querier=charlie)
+    assert sorted(record.contributor_ids) == sorted([alice.pk, bob.pk])
+
+    # Case and accent insensitive; by id too.
+    assert world_entity_get(user=alice, entity="  QUANTUM   Computing ")["entity"]["id"] == view["entity"]["id"]
+    assert world_entity_get(user=alice, entity=view["entity"]["id"])["entity"]["name"] == "Quantum computing"
+
+    graph_document_remove(graph=b_graph, document_id=b_doc)
+    uses = next(
+        r for r in world_entity_get(user=charlie, entity="quantum computing")["related"] if r["name"] == "Qubit"
+    )
+    assert uses["strength"] == 1 and uses["sources"] == ["paper.pdf"]
+
+    graph_delete(actor=alice, graph_id=a_graph.id)
+    with pytest.raises(NotFound):
+        world_entity_get(user=charlie, entity="quantum computing")
+    assert store.store_counts("exo:world")["entities"] == 0
+    assert a_doc
+
+
+def test_world_search_records_other_contributors_only(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    hits = search_entities(user=alice, query="qubit", scope=Scope.WORLD)
+    assert hits and hits[0]["graph_id"] == "world"
+    assert not WorldQueryRecord.objects.filter(querier=alice).exists()
+    search_entities(user=bob, query="qubit", scope=Scope.WORLD)
+    assert WorldQueryRecord.objects.get(querier=bob).contributor_ids == [alice.pk]
+
+
+def test_world_entity_not_found_suggests_names(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    with pytest.raises(NotFound) as exc:
+        world_entity_get(user=bob, entity="quantum error")
+    assert "Quantum error correction" in exc.value.extra["suggestions"]
+    with pytest.raises(ValidationError):
+        world_entity_get(user=bob, entity="qubit", limit=101)
+
+
+def test_other_embedder_is_refused_with_the_fix(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    Graph.objects.filter(pk=graph.pk).update(embedding_model="openai:text-embedding-3-small", embedding_dim=1536)
+    with pytest.raises(Conflict) as exc:
+        search_entities(user=alice, query="x", graph_id=graph.id, scope=Scope.PRIVATE)
+    assert "reembed_graph" in exc.value.hint and "openai:text-embedding-3-small" in exc.value.message
+
+
+def test_reembed_command_rebuilds_vectors(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import call_command
+
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    Graph.objects.filter(pk=graph.pk).update(embedding_model="old-model", embedding_dim=384)
+    call_command("reembed_graph", graph.id)
+    graph.refresh_from_db()
+    assert graph.embedding_model != "old-model"
+    assert search_entities(user=alice, query="qubit", graph_id=graph.id, scope=Scope.PRIVATE)[0]["name"] == "Qubit"
+
+
+def test_retrieve_numbers_evidence(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    items = retrieve(user=alice, query="qubits", scope=Scope.PRIVATE, hops=2)
+    assert [item["n"] for item in items] == list(range(1, len(items) + 1))
+    assert {"entity", "relation", "passage"} <= {item["kind"] for item in items}
+
+
+def test_store_down_is_a_503_naming_the_graph_store(alice, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    live = settings.FALKORDB_URL
+    settings.FALKORDB_URL = f"unix://{tmp_path}/dead.sock"
+    falkor._clients.clear()
+    try:
+        with pytest.raises(ServiceUnavailable) as exc:
+            search_entities(user=alice, query="qubit", graph_id=graph.id, scope=Scope.PRIVATE)
+        assert "graph store" in exc.value.message
+        with pytest.raises(ServiceUnavailable):
+            graph_create(actor=alice, name="Another", scope=Scope.PRIVATE)
+        assert not Graph.objects.filter(name="Another").exists()
+    finally:
+        settings.FALKORDB_URL = live
+        falkor._clients.clear()
+
+
+def test_world_query_record_is_paid_after_commit(alice, bob, write_doc, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        search_entities(user=bob, query="qubit", scope=Scope.WORLD)
+    assert len(callbacks) == 1
+    record = WorldQueryRecord.objects.get(querier=bob)
+    assert record.paid_at is not None

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from exograph.core.errors import ValidationError
+from exograph.graphs import store
+from exograph.graphs.types import entity_id_for, normalize_name, normalize_type
+
+
+def test_params_accept_plain_values_and_strip_nul() -> None:
+    assert store.params(a="x\x00y", b=[1, 2.5, True, None, {"k": "v\x00"}]) == {
+        "a": "xy",
+        "b": [1, 2.5, True, None, {"k": "v"}],
+    }
+
+
+@pytest.mark.parametrize("bad", [object(), b"bytes", {1, 2}, math.nan, math.inf, [math.inf], {"k": object()}])
+def test_params_reject_other_types_and_non_finite(bad: object) -> None:
+    with pytest.raises(ValidationError):
+        store.params(value=bad)
+
+
+def test_params_reject_odd_dict_keys() -> None:
+    with pytest.raises(ValidationError):
+        store.params(value={"a b": 1})
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("uses", "USES"),
+        ("is type of", "IS_TYPE_OF"),
+        ("part-of", "PART_OF"),
+        ("') RETURN 1 //", "RELATED_TO"),
+        ("`x`", "RELATED_TO"),
+        ("MENTIONS", "RELATED_TO"),
+        ("a" * 80, "RELATED_TO"),
+        ("über", "RELATED_TO"),
+        ("", "RELATED_TO"),
+    ],
+)
+def test_relation_type_normaliser(raw: str, expected: str) -> None:
+    assert store.relation_type(raw) == expected
+
+
+def test_label_allowlist() -> None:
+    assert store.label("Entity") == "Entity"
+    with pytest.raises(ValidationError):
+        store.label("Entity) DETACH DELETE (n")
+
+
+@pytest.mark.parametrize("text", ["') RETURN 1 //", "`x`", "$param", "@name:{foo}", "~x %y% -z", "*", "a|b"])
+def test_fulltext_query_never_carries_operators(text: str) -> None:
+    query = store.fulltext_query(text)
+    assert all(part.isalnum() for part in query.split("|") if part)
+
+
+def test_normalisation_folds_case_accents_and_space() -> None:
+    assert normalize_name("  Café   Société ") == "cafe societe"
+    assert normalize_type(" Named  Entity ") == "named_entity"
+    assert entity_id_for("CAFÉ", "Place") == entity_id_for("cafe", "place")
+    assert entity_id_for("cafe", "place") != entity_id_for("cafe", "person")
+
+
+def test_store_ensure_is_idempotent_and_records_dimension(db) -> None:  # type: ignore[no-untyped-def]
+    name = "exo:test_store_ensure"
+    try:
+        store.store_ensure(name, dimension=8)
+        store._ensured.clear()
+        store.store_ensure(name, dimension=8)
+        assert store.store_vector_dimension(name) == 8
+    finally:
+        store.store_drop(name)
+    store.store_drop(name)  # dropping a missing store is fine
+
+
+def test_user_text_in_fulltext_search_is_just_text(db) -> None:  # type: ignore[no-untyped-def]
+    name = "exo:test_store_text"
+    try:
+        store.store_ensure(name, dimension=3)
+        for text in ["') RETURN 1 //", "`x`", "$param", "@a:b", "((", '"quoted"']:
+            lists = store.store_search_lists(name, text_query=store.fulltext_query(text), vector=[1.0, 0, 0], k=5)
+            assert all(value == [] for value in lists.values())
+    finally:
+        store.store_drop(name)
+
+
+def test_reads_of_a_store_nobody_wrote_are_empty(db) -> None:  # type: ignore[no-untyped-def]
+    assert store.ro_query("exo:never_written", "MATCH (n) RETURN n") == []

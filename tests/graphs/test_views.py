@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from exograph.core.scope import Scope
+from exograph.graphs.models import Graph
+from exograph.graphs.services import graph_create
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
+
+pytestmark = pytest.mark.django_db
+
+
+def logged_in(user) -> Client:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_graph_pages_need_login() -> None:
+    for path in ("/graphs/", "/graphs/search/", "/graphs/world/"):
+        assert Client().get(path).status_code == 302
+
+
+def test_create_rename_delete_from_the_web(alice) -> None:  # type: ignore[no-untyped-def]
+    client = logged_in(alice)
+    assert client.post("/graphs/", {"name": "Papers", "scope": "private"}).status_code == 302
+    graph = Graph.objects.get(owner=alice, name="Papers")
+    page = client.get("/graphs/")
+    assert "Papers" in page.content.decode() and graph.id in page.content.decode()
+    assert client.post("/graphs/", {"name": "Papers", "scope": "private"}).status_code == 409
+    client.post(f"/graphs/{graph.id}/rename/", {"name": "Renamed"})
+    assert Graph.objects.get(id=graph.id).name == "Renamed"
+    client.post(f"/graphs/{graph.id}/delete/")
+    assert not Graph.objects.filter(id=graph.id).exists()
+
+
+def test_charlie_cannot_touch_alices_graph_from_the_web(alice, charlie) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Secret", scope=Scope.PRIVATE)
+    client = logged_in(charlie)
+    assert "Secret" not in client.get("/graphs/").content.decode()
+    assert client.post(f"/graphs/{graph.id}/rename/", {"name": "Mine"}).status_code == 404
+    assert client.post(f"/graphs/{graph.id}/delete/").status_code == 404
+    assert client.get("/graphs/search/", {"query": "x", "graph_id": graph.id}).status_code == 404
+    assert Graph.objects.get(id=graph.id).name == "Secret"
+
+
+def test_search_and_world_pages(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    client = logged_in(bob)
+    page = client.get("/graphs/search/", {"query": "qubit", "graph_scope": "world"})
+    assert page.status_code == 200 and "Qubit" in page.content.decode()
+    assert client.get("/graphs/search/", {"query": "x", "n_results": 0}).status_code == 400
+    world = client.get("/graphs/world/Quantum computing/", {"evidence": "1"})
+    assert world.status_code == 200 and "paper.pdf" in world.content.decode()
+    missing = client.get("/graphs/world/quantum error/")
+    assert missing.status_code == 404 and "Quantum error correction" in missing.content.decode()
+    assert client.get("/graphs/world/", {"entity": "Qubit"}).status_code == 302
