@@ -319,7 +319,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
 
     # Where the time of a search goes: every FalkorDB read of the service run, by query.
     breakdown: dict[str, list[float]] = {}
-    original_ro_query = store.ro_query
+    original_ro_query = store.reads.ro_query
 
     def traced_ro_query(store_name, cypher, values=None):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
@@ -328,11 +328,11 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
         finally:
             breakdown.setdefault(cypher[:70], []).append((time.perf_counter() - t0) * 1000)
 
-    store.ro_query = traced_ro_query  # type: ignore[assignment]
+    store.reads.ro_query = traced_ro_query  # type: ignore[assignment]
     service_search = timed(
         lambda q: search_entities(user=querier, query=q, n_results=10, scope=Scope.WORLD), search_queries
     )
-    store.ro_query = original_ro_query  # type: ignore[assignment]
+    store.reads.ro_query = original_ro_query  # type: ignore[assignment]
     rest_search_ms = timed(rest_search, search_queries)
     service_world = timed(lambda e: world_entity_get(user=querier, entity=e), lookups)
     rest_world_ms = timed(rest_world, lookups)

