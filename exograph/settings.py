@@ -269,6 +269,43 @@ EMBEDDING_OPENAI_DIMENSION = env_int("EMBEDDING_OPENAI_DIMENSION", default=1536,
 EMBEDDING_OPENAI_SEND_DIMENSIONS = env_bool("EMBEDDING_OPENAI_SEND_DIMENSIONS", default=False)
 EMBEDDING_OPENAI_TIMEOUT = env_float("EMBEDDING_OPENAI_TIMEOUT", default=30.0)
 
+# --- Documents ----------------------------------------------------------------------------
+
+# The SQLite test database is a file (not Django's in-memory default) so that a real Celery
+# worker started by a test, in another process, can open it too. Unused outside tests.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# Upload limits. Everything here is checked before anything is charged.
+DOCUMENTS_MAX_BYTES = env_int("DOCUMENTS_MAX_BYTES", default=50 * 1024 * 1024, minimum=1)
+DOCUMENTS_MAX_PAGES = env_int("DOCUMENTS_MAX_PAGES", default=2000, minimum=1)
+DOCUMENTS_MAX_FILENAME_LENGTH = env_int("DOCUMENTS_MAX_FILENAME_LENGTH", default=200, minimum=5)
+# DOCX (zip) pre-checks, before any XML is parsed (libxml2 also caps nesting depth at 256).
+DOCUMENTS_DOCX_MAX_ENTRIES = env_int("DOCUMENTS_DOCX_MAX_ENTRIES", default=2000, minimum=1)
+DOCUMENTS_DOCX_MAX_ENTRY_BYTES = env_int("DOCUMENTS_DOCX_MAX_ENTRY_BYTES", default=100 * 1024 * 1024, minimum=1)
+DOCUMENTS_DOCX_MAX_TOTAL_BYTES = env_int("DOCUMENTS_DOCX_MAX_TOTAL_BYTES", default=250 * 1024 * 1024, minimum=1)
+DOCUMENTS_DOCX_MAX_RATIO = env_int("DOCUMENTS_DOCX_MAX_RATIO", default=100, minimum=1)
+# The parsing sandbox: a child process with an address-space cap, a CPU cap and a wall-clock timeout.
+DOCUMENTS_PARSE_MEMORY_MB = env_int("DOCUMENTS_PARSE_MEMORY_MB", default=1024, minimum=64)
+DOCUMENTS_PARSE_CPU_SECONDS = env_int("DOCUMENTS_PARSE_CPU_SECONDS", default=300, minimum=1)
+DOCUMENTS_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENTS_PARSE_TIMEOUT_SECONDS", default=600, minimum=1)
+DOCUMENTS_PARSE_SECONDS_PER_PAGE = env_float("DOCUMENTS_PARSE_SECONDS_PER_PAGE", default=2.0)
+# file_path uploads: off unless a root is set (never on a hosted deployment).
+EXOGRAPH_UPLOAD_ROOT = env_str("EXOGRAPH_UPLOAD_ROOT", "")
+# Chunking: windows of about this many tokens (approximated by words), overlapping.
+DOCUMENTS_CHUNK_TOKENS = env_int("DOCUMENTS_CHUNK_TOKENS", default=200, minimum=16)
+DOCUMENTS_CHUNK_OVERLAP = env_int("DOCUMENTS_CHUNK_OVERLAP", default=40, minimum=0)
+DOCUMENTS_EMBED_BATCH = env_int("DOCUMENTS_EMBED_BATCH", default=64, minimum=1)
+# Entity/relation extraction: offline (no network) or llm (the LLM_* endpoint below).
+DOCUMENTS_EXTRACTOR = env_choice("DOCUMENTS_EXTRACTOR", choices=("offline", "llm"), default="offline")
+
+# LLM (OpenAI-compatible chat completions). Used by the llm extractor; the chat app owns the client.
+LLM_BASE_URL = env_str("LLM_BASE_URL", "")
+LLM_API_KEY = env_secret("LLM_API_KEY", required=False)
+LLM_MODEL = env_str("LLM_MODEL", "")
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", default=60.0)
+
 # --- Billing ---------------------------------------------------------------------------
 # Credits are whole integers everywhere (never float). See billing/prices.py for how they are used.
 

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
 from exograph.core import views as core_views
+from exograph.documents.urls import api_urlpatterns as documents_api
 from exograph.graphs import api as graphs_api
 
 api_v1 = [
@@ -16,6 +17,7 @@ api_v1 = [
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    *documents_api,
     *billing_api_urls,
 ]
 
@@ -26,6 +28,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
+    path("", include("exograph.documents.web_urls")),
     path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]

@@ -3,6 +3,7 @@
 - `FakeHTTPServer` (tests/fakes/http.py): threaded http.server base that records requests and can be
   scripted to fail (status, body, headers, delay). Subclass it and implement `handle()`.
 - `FakeOpenAIServer` (tests/fakes/openai_server.py): OpenAI-compatible POST /v1/embeddings.
+- `fake_openai_server()` (tests/fakes/openai_chat.py): OpenAI-compatible POST /v1/chat/completions.
 
 Fixtures exposing them live in tests/conftest.py (`fake_openai`, `openai_embeddings`).
 """

@@ -1,0 +1,223 @@
+"""REST: upload (multipart, base64 or file_path), list, get, delete, cancel and retry documents."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from billing.metering import Meter
+from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
+from exograph.core.errors import PayloadTooLarge, ValidationError
+from exograph.documents.selectors import document_get_for_user, document_list_for_user
+from exograph.documents.serializers import (
+    DocumentListItemOutSerializer,
+    DocumentOutSerializer,
+    DocumentUploadOutSerializer,
+    document_list_item,
+    document_out,
+)
+from exograph.documents.services import (
+    UPLOAD_ACTION,
+    document_cancel,
+    document_create,
+    document_delete,
+    document_retry,
+    document_upload_prepare,
+)
+from exograph.documents.validation import (
+    UploadedFile,
+    content_decode_base64,
+    size_check,
+    upload_path_read,
+    upload_path_resolve,
+    upload_validate,
+)
+
+UPLOAD_ENDPOINT = "documents.upload"
+RETRY_ENDPOINT = "documents.retry"
+
+
+def _meter_charger(meter: Meter) -> Any:
+    def charge(units: int, reference: str) -> str:
+        meter.charge(action=UPLOAD_ACTION, units=units, reference=reference)
+        return meter.charge_key
+
+    return charge
+
+
+def _free_quote(meter: Meter, extra: dict[str, Any]) -> Response:
+    from billing.services import credit_balance
+
+    return Response(
+        {
+            "dry_run": True,
+            "credits_needed": 0,
+            "balance": credit_balance(account=meter.account),
+            "covered": True,
+            **extra,
+        }
+    )
+
+
+def _upload_from(data: dict[str, Any]) -> UploadedFile:
+    """Exactly one of: multipart `file`; `file_content_base64` + `filename`; `file_path`."""
+    given = [name for name in ("file", "file_content_base64", "file_path") if data.get(name) not in (None, "")]
+    hint = "Send multipart 'file', or JSON {file_content_base64, filename}, or JSON {file_path}."
+    if len(given) != 1:
+        raise ValidationError(
+            "Send exactly one of file, file_content_base64 or file_path"
+            + (f"; got {', '.join(given)}." if given else "; got none."),
+            code="invalid_upload",
+            hint=hint,
+        )
+    if given[0] == "file":
+        upload = data["file"]
+        size_check(int(upload.size or 0))
+        content = upload.read(settings.DOCUMENTS_MAX_BYTES + 1)
+        return upload_validate(filename=data.get("filename") or upload.name, data=content)
+    if given[0] == "file_content_base64":
+        encoded: str = data["file_content_base64"]
+        if len(encoded) * 3 // 4 > settings.DOCUMENTS_MAX_BYTES + 8:
+            raise PayloadTooLarge(
+                f"The file is larger than the limit of {settings.DOCUMENTS_MAX_BYTES} bytes.",
+                code="file_too_large",
+                hint="Split the document into smaller files and upload them separately.",
+            )
+        if not data.get("filename"):
+            raise ValidationError(
+                "filename is required with file_content_base64.",
+                code="invalid_filename",
+                hint='Add the file\'s name, e.g. {"filename": "report.pdf"}.',
+            )
+        return upload_validate(filename=data["filename"], data=content_decode_base64(encoded))
+    path = upload_path_resolve(data["file_path"])
+    return upload_validate(filename=data.get("filename") or path.name, data=upload_path_read(path))
+
+
+class DocumentListCreateApi(APIView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    class UploadSerializer(serializers.Serializer):
+        file = serializers.FileField(required=False, allow_empty_file=True)
+        file_content_base64 = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+        filename = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
+        file_path = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
+        graph_scope = ScopeField()
+        graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
+        dry_run = serializers.CharField(required=False)
+
+    class ListSerializer(serializers.Serializer):
+        graph_scope = ScopeField()
+
+    @extend_schema(
+        operation_id="documents_list",
+        parameters=[ListSerializer],
+        responses=DocumentListItemOutSerializer(many=True),
+        summary="list_documents: your documents, newest first (paged)",
+    )
+    def get(self, request: Request) -> Response:
+        """list_documents: newest first, paged (limit/offset), in graphs of graph_scope (default: the request's)."""
+        data = validated(self.ListSerializer, request.query_params)
+        documents = document_list_for_user(user=actor_of(request), scope=request_scope(request, data))
+        paginator = Pagination()
+        page = paginator.paginate_queryset(documents, request, view=self)
+        return paginator.get_paginated_response([document_list_item(d) for d in page or []])
+
+    @extend_schema(
+        operation_id="documents_upload",
+        request={"application/json": UploadSerializer, "multipart/form-data": UploadSerializer},
+        responses={201: DocumentUploadOutSerializer, 200: DocumentUploadOutSerializer},
+        summary="upload_document: PDF or DOCX; 5 credits + 1 per page",
+    )
+    def post(self, request: Request) -> Response:
+        """upload_document: 5 credits + 1 per page; Idempotency-Key and dry_run=true supported."""
+        meter = Meter.from_request(request, endpoint=UPLOAD_ENDPOINT)
+        data = validated(self.UploadSerializer, request.data)
+        upload = _upload_from(data)
+        prepared = document_upload_prepare(
+            actor=meter.account,
+            upload=upload,
+            scope=request_scope(request, data),
+            graph_id=data.get("graph_id") or None,
+        )
+        if meter.dry_run:
+            extra = {
+                "filename": upload.filename,
+                "pages": prepared.inspection.pages,
+                "pages_estimated": prepared.inspection.pages_estimated,
+                "scope": prepared.graph.scope,
+                "graph_id": prepared.graph.id,
+                "duplicate_of": str(prepared.existing.id) if prepared.existing else None,
+            }
+            if prepared.existing:
+                return _free_quote(meter, extra)
+            return meter.quote_response(action=UPLOAD_ACTION, units=prepared.inspection.pages, extra=extra)
+
+        def perform(m: Meter) -> tuple[dict[str, Any], int]:
+            document, created = document_create(actor=m.account, prepared=prepared, charge=_meter_charger(m))
+            if not created:
+                return document_out(document, status="unchanged"), 200
+            return document_out(document), 201
+
+        return cast(Response, meter.run(perform))
+
+
+class DocumentDetailApi(APIView):
+    @extend_schema(
+        operation_id="documents_get",
+        responses=DocumentOutSerializer,
+        summary="A document: status, stage, progress, failure",
+    )
+    def get(self, request: Request, document_id: str) -> Response:
+        document = document_get_for_user(user=actor_of(request), document_id=document_id)
+        return Response(document_out(document))
+
+    @extend_schema(
+        operation_id="documents_delete",
+        responses={204: None},
+        summary="Delete a document and its knowledge (world contributions included); no refund",
+    )
+    def delete(self, request: Request, document_id: str) -> Response:
+        document_delete(actor=actor_of(request), document_id=document_id)
+        return Response(status=204)
+
+
+class DocumentCancelApi(APIView):
+    @extend_schema(
+        operation_id="documents_cancel",
+        request=None,
+        responses=DocumentOutSerializer,
+        summary="Cancel processing (refunded)",
+    )
+    def post(self, request: Request, document_id: str) -> Response:
+        document = document_cancel(actor=actor_of(request), document_id=document_id)
+        return Response(document_out(document))
+
+
+class DocumentRetryApi(APIView):
+    @extend_schema(
+        operation_id="documents_retry",
+        request=None,
+        responses={202: DocumentUploadOutSerializer},
+        summary="Retry a failed or cancelled document (never paid twice)",
+    )
+    def post(self, request: Request, document_id: str) -> Response:
+        meter = Meter.from_request(request, endpoint=RETRY_ENDPOINT)
+        document = document_get_for_user(user=meter.account, document_id=document_id)
+        if meter.dry_run:
+            if document.refunded or not document.charge_key:
+                return meter.quote_response(action=UPLOAD_ACTION, units=document.pages)
+            return _free_quote(meter, {})
+
+        def perform(m: Meter) -> tuple[dict[str, Any], int]:
+            retried, _charged = document_retry(actor=m.account, document_id=document_id, charge=_meter_charger(m))
+            return document_out(retried), 202
+
+        return cast(Response, meter.run(perform))

@@ -1,0 +1,52 @@
+"""Live progress: each change of a document is pushed to its owner's Channels group after commit."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import async_to_sync
+from django.db import transaction
+
+if TYPE_CHECKING:
+    from exograph.documents.models import Document
+
+logger = logging.getLogger(__name__)
+
+
+def user_group(user_id: int) -> str:
+    """The Channels group of one account's document events."""
+    return f"documents.user.{user_id}"
+
+
+def document_event_payload(document: Document) -> dict[str, Any]:
+    return {
+        "id": str(document.id),
+        "filename": document.filename,
+        "status": document.status,
+        "stage": document.stage,
+        "progress": document.progress,
+        "pages": document.pages,
+        "failure": {"stage": document.failure_stage, "reason": document.failure_reason}
+        if document.failure_reason
+        else None,
+    }
+
+
+def document_event_send(document: Document) -> None:
+    """Send the document's state to its owner once the current transaction commits (best effort)."""
+    payload = document_event_payload(document)
+    group = user_group(int(document.owner_id))
+
+    def send() -> None:
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        try:
+            async_to_sync(layer.group_send)(group, {"type": "document.progress", "document": payload})
+        except Exception:  # progress is a courtesy; the pipeline must not fail on it
+            logger.warning("could not push progress of document %s", payload["id"], exc_info=True)
+
+    transaction.on_commit(send)

@@ -1,0 +1,87 @@
+"""Web pages: upload a document and watch the list update live (WebSocket /ws/documents/)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from exograph.accounts.models import User
+from exograph.core.errors import ExoGraphError
+from exograph.core.scope import Scope
+from exograph.documents.selectors import document_list_for_user
+from exograph.documents.services import (
+    document_cancel,
+    document_charge_direct,
+    document_create,
+    document_delete,
+    document_retry,
+    document_upload_prepare,
+)
+from exograph.documents.validation import size_check, upload_validate
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField()
+    graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE)
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)  # noqa: S101 - login_required guarantees it
+    return request.user
+
+
+@login_required
+def document_list(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload_file = form.cleaned_data["file"]
+        try:
+            size_check(int(upload_file.size or 0))
+            upload = upload_validate(filename=upload_file.name, data=upload_file.read())
+            prepared = document_upload_prepare(actor=user, upload=upload, scope=Scope(form.cleaned_data["graph_scope"]))
+            document, created = document_create(
+                actor=user,
+                prepared=prepared,
+                charge=document_charge_direct(actor=user, key=f"web-upload:{uuid.uuid4().hex}"),
+            )
+        except ExoGraphError as exc:
+            messages.error(request, f"{exc.message} {exc.hint}".strip())
+            return redirect("documents:list")
+        else:
+            if created:
+                messages.success(
+                    request,
+                    f"{document.filename}: {document.pages} pages, {document.credits_charged} credits. Processing…",
+                )
+            else:
+                messages.info(request, f"{document.filename} is already in that graph; nothing was charged.")
+            return redirect("documents:list")
+    documents = list(document_list_for_user(user=user)[:100])
+    return render(request, "documents/list.html", {"form": form, "documents": documents})
+
+
+@login_required
+@require_POST
+def document_action(request: HttpRequest, document_id: str, action: str) -> HttpResponse:
+    user = _user(request)
+    try:
+        if action == "cancel":
+            document_cancel(actor=user, document_id=document_id)
+        elif action == "retry":
+            document_retry(
+                actor=user,
+                document_id=document_id,
+                charge=document_charge_direct(actor=user, key=f"web-retry:{uuid.uuid4().hex}"),
+            )
+        elif action == "delete":
+            document_delete(actor=user, document_id=document_id)
+    except ExoGraphError as exc:
+        messages.error(request, f"{exc.message} {exc.hint}".strip())
+    return redirect("documents:list")

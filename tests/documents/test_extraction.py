@@ -1,0 +1,230 @@
+"""Extraction: the offline extractor, resolution, and the llm extractor against a fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from exograph.chat.llm import LLMError, llm_chat_complete
+from exograph.documents.chunking import chunk_blocks
+from exograph.documents.extraction import (
+    Entity,
+    Extraction,
+    LLMExtractor,
+    Mention,
+    OfflineExtractor,
+    document_extract,
+    extraction_resolve,
+    name_normalise,
+)
+from exograph.documents.models import DocumentType
+from exograph.documents.parsing import document_text_extract
+from tests.documents.conftest import fixture_bytes
+from tests.fakes.openai_chat import fake_openai_server
+
+
+@dataclass(frozen=True)
+class C:
+    id: str
+    text: str
+
+
+SAMPLE = [
+    C(
+        "c1",
+        "Dr. Andreas Gal designed TraceMonkey at Mozilla Corporation in 2009. "
+        "The Association of Computational Linguistics (ACL) published the paper. "
+        "Mozilla Corporation acquired Pixel Labs Inc. The University of California funded the work.",
+    ),
+    C("c2", "TraceMonkey uses Trace Trees. Mozilla Corporation is based in Mountain View City. ACL met in 2009."),
+]
+
+
+def _by_name(extraction):
+    return {e.name: e for e in extraction.entities}
+
+
+def test_offline_extracts_typed_entities():
+    entities = _by_name(document_extract(SAMPLE, extractor=OfflineExtractor()))
+    assert entities["Andreas Gal"].type == "PERSON"
+    assert entities["Mozilla Corporation"].type == "ORGANIZATION"
+    assert entities["Pixel Labs Inc"].type == "ORGANIZATION"
+    assert entities["University of California"].type == "ORGANIZATION"
+    assert entities["2009"].type == "DATE"
+    assert entities["Mountain View City"].type == "LOCATION"
+    assert entities["TraceMonkey"].type == "CONCEPT"
+
+
+def test_offline_relations_from_verbs_else_cooccurrence():
+    extraction = document_extract(SAMPLE, extractor=OfflineExtractor())
+    typed = {(r.source, r.type, r.target) for r in extraction.relations}
+    assert ("Andreas Gal", "DESIGN", "TraceMonkey") in typed
+    assert ("Mozilla Corporation", "ACQUIRE", "Pixel Labs Inc") in typed
+    assert ("TraceMonkey", "USE", "Trace Trees") in typed
+    related = [r for r in extraction.relations if r.type == "RELATED_TO"]
+    assert related and all(r.weight >= 1 for r in related)
+    pairs = {frozenset((r.source, r.target)) for r in related}
+    assert frozenset(("2009", "Andreas Gal")) in pairs
+    # a pair with a verb relation gets no extra RELATED_TO edge
+    assert frozenset(("Andreas Gal", "TraceMonkey")) not in pairs
+
+
+def test_acronym_definition_merges_into_the_long_name_as_alias():
+    entities = _by_name(document_extract(SAMPLE, extractor=OfflineExtractor()))
+    assert "ACL" in entities["Association of Computational Linguistics"].aliases
+    assert "ACL" not in entities
+
+
+def test_mentions_point_at_chunks():
+    extraction = document_extract(SAMPLE, extractor=OfflineExtractor())
+    c2 = {m.name for m in extraction.mentions if m.chunk_id == "c2"}
+    assert {"TraceMonkey", "Trace Trees", "Mozilla Corporation", "Association of Computational Linguistics"} <= c2
+
+
+def test_resolution_merges_by_normalised_name_and_keeps_aliases():
+    raw = Extraction(
+        entities=[
+            Entity("The Mozilla Corporation", "CONCEPT"),
+            Entity("Mozilla Corporation", "ORGANIZATION"),
+            Entity("mozilla  corporation", "CONCEPT"),
+            Entity("Mozilla Corporation", "ORGANIZATION"),
+        ],
+        mentions=[Mention("c1", "mozilla  corporation", "CONCEPT")],
+    )
+    resolved = extraction_resolve(raw)
+    assert len(resolved.entities) == 1
+    entity = resolved.entities[0]
+    assert entity.name == "Mozilla Corporation" and entity.type == "ORGANIZATION"
+    assert set(entity.aliases) == {"The Mozilla Corporation", "mozilla  corporation"}
+    assert resolved.mentions == [Mention("c1", "Mozilla Corporation", "ORGANIZATION")]
+    assert name_normalise("Mozilla’s") == name_normalise("mozilla")
+
+
+def test_offline_on_a_real_paper_finds_its_names():
+    blocks = document_text_extract(
+        data=fixture_bytes("pdf/pm_naacl06-shinyama.pdf"), content_type=DocumentType.PDF, pages=8
+    ).blocks
+    chunks = chunk_blocks(document_id="d", blocks=blocks, max_tokens=200, overlap_tokens=40)
+    extraction = document_extract(chunks, extractor=OfflineExtractor())
+    names = {e.name for e in extraction.entities}
+    assert "New York University" in " ".join(names)
+    assert "Information Extraction" in names
+    assert any("IE" in e.aliases for e in extraction.entities if e.name == "Information Extraction")
+    chunk_ids = {c.id for c in chunks}
+    assert {m.chunk_id for m in extraction.mentions} <= chunk_ids
+    assert any(r.type != "RELATED_TO" for r in extraction.relations)
+
+
+# --- llm ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def llm(settings):
+    with fake_openai_server() as server:
+        settings.LLM_BASE_URL = server.base_url
+        settings.LLM_API_KEY = "sk-test"
+        settings.LLM_MODEL = "fake-model"
+        yield server
+
+
+GOOD = json.dumps(
+    {
+        "entities": [
+            {"name": "Andreas Gal", "type": "PERSON", "description": "A researcher."},
+            {"name": "TraceMonkey", "type": "PRODUCT", "description": "A JIT compiler."},
+        ],
+        "relations": [{"source": "Andreas Gal", "target": "TraceMonkey", "type": "designed"}],
+    }
+)
+
+
+def test_llm_client_speaks_chat_completions(llm):
+    llm.reply('{"ok": true}')
+    reply = llm_chat_complete(messages=[{"role": "user", "content": "hi"}], json_schema={"name": "x", "schema": {}})
+    assert reply.content == '{"ok": true}' and reply.model == "fake-model"
+    sent = llm.requests[0]
+    assert sent["model"] == "fake-model"
+    assert sent["response_format"]["type"] == "json_schema"
+    assert llm.auth_headers[0] == "Bearer sk-test"
+
+
+def test_llm_client_5xx_is_a_transient_error(llm):
+    llm.reply("", status=503)
+    with pytest.raises(LLMError):
+        llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
+
+
+def test_llm_extractor_uses_valid_output(llm):
+    llm.reply(GOOD)
+    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
+    entities = _by_name(extraction)
+    assert entities["TraceMonkey"].type == "PRODUCT"
+    assert entities["TraceMonkey"].description == "A JIT compiler."
+    assert [(r.source, r.type, r.target) for r in extraction.relations] == [("Andreas Gal", "DESIGNED", "TraceMonkey")]
+    assert len(llm.requests) == 1
+    schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
+    assert set(schema["required"]) == {"entities", "relations"}
+
+
+def test_llm_invalid_output_is_retried_once(llm):
+    llm.reply("this is not json")
+    llm.reply(GOOD)
+    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
+    assert len(llm.requests) == 2
+    assert _by_name(extraction)["TraceMonkey"].type == "PRODUCT"
+
+
+def test_llm_invalid_twice_falls_back_to_offline(llm):
+    bad_type = json.dumps({"entities": [{"name": "X", "type": "SPACESHIP", "description": ""}], "relations": []})
+    llm.reply("{}")
+    llm.reply(bad_type)
+    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
+    assert len(llm.requests) == 2
+    entities = _by_name(extraction)
+    assert entities["Mozilla Corporation"].type == "ORGANIZATION"  # the offline result
+    assert "X" not in entities
+
+
+def test_llm_relation_to_unknown_entity_is_invalid(llm):
+    dangling = json.dumps(
+        {
+            "entities": [{"name": "A Corp", "type": "ORGANIZATION", "description": ""}],
+            "relations": [{"source": "A Corp", "target": "Nobody", "type": "OWNS"}],
+        }
+    )
+    llm.reply(dangling)
+    llm.reply(dangling)
+    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
+    assert "A Corp" not in _by_name(extraction)
+
+
+def test_llm_down_falls_back_to_offline(settings):
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    settings.LLM_MODEL = "fake-model"
+    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
+    assert _by_name(extraction)["Andreas Gal"].type == "PERSON"
+
+
+def test_long_documents_drop_single_mention_concepts_but_keep_names():
+    from exograph.documents.extraction import PRUNE_MIN_CHUNKS, extraction_prune
+
+    raw = Extraction(
+        entities=[
+            Entity("Line Five", "CONCEPT"),
+            Entity("Tax Credit", "CONCEPT"),
+            Entity("Revenue Office", "ORGANIZATION"),
+        ],
+        mentions=[
+            Mention("c1", "Line Five", "CONCEPT"),
+            Mention("c1", "Tax Credit", "CONCEPT"),
+            Mention("c2", "Tax Credit", "CONCEPT"),
+            Mention("c3", "Revenue Office", "ORGANIZATION"),
+        ],
+    )
+    short = extraction_prune(raw, chunk_count=PRUNE_MIN_CHUNKS)
+    assert len(short.entities) == 3
+    long = extraction_prune(raw, chunk_count=PRUNE_MIN_CHUNKS + 1)
+    assert {e.name for e in long.entities} == {"Tax Credit", "Revenue Office"}
+    assert "Line Five" not in {m.name for m in long.mentions}

@@ -1,0 +1,188 @@
+"""Parsing in the sandbox, on every fixture file (normal and awkward) and on hostile generated ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from exograph.documents.models import DocumentType
+from exograph.documents.parsing import ParseFailed, document_inspect, document_text_extract
+from tests.documents.conftest import W_NS, docx_bytes, fixture_bytes
+
+READABLE_PDFS = {
+    "pdf/tracemonkey-pldi-09.pdf": 14,
+    "pdf/sf_pdflatex-4-pages.pdf": 4,
+    "pdf/sf_multicolumn.pdf": 3,
+    "pdf/sf_GeoTopo-komprimiert.pdf": 117,
+    "pdf/pm_naacl06-shinyama.pdf": 8,
+    "pdf/pm_i1040nr.pdf": 50,
+    "pdf/pm_dmca.pdf": 18,  # RC4-encrypted with an empty user password
+    "pdf/pp_r6-owner-password.pdf": 1,  # AES-256 r6, empty user password
+    "pdf/pp_Seige_of_Vicksburg_Sample_OCR.pdf": 6,  # scans with an OCR text layer
+    "pdf/pm_zen_of_python_corrupted.pdf": 1,  # corrupted Flate stream, recoverable
+    "pdf/pp_multilang.pdf": 1,
+    "pdf/sf_habibi.pdf": 1,
+    "pdf/pdfjs_issue16063.pdf": 1,
+    "pdf/pdfjs_issue11656.pdf": 1,
+    "pdf/pdfjs_issue13211.pdf": 1,
+    "pdf/pm_jo.pdf": 1,  # pypdf gives mojibake; still text, so accepted
+}
+
+
+@pytest.mark.parametrize(("name", "pages"), sorted(READABLE_PDFS.items()))
+def test_readable_pdfs_inspect_to_their_page_count(name, pages):
+    result = document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
+    assert result.pages == pages
+    assert result.pages_estimated is False
+
+
+def test_pdf_text_keeps_page_numbers():
+    result = document_text_extract(
+        data=fixture_bytes("pdf/tracemonkey-pldi-09.pdf"), content_type=DocumentType.PDF, pages=14
+    )
+    pages = [block.page for block in result.blocks]
+    assert pages == sorted(pages) and pages[0] == 1 and pages[-1] == 14
+    assert "Trace" in result.blocks[0].text
+    assert any("TraceMonkey" in block.text for block in result.blocks)
+
+
+def test_pdf_with_empty_user_password_is_read():
+    result = document_text_extract(data=fixture_bytes("pdf/pm_dmca.pdf"), content_type=DocumentType.PDF, pages=18)
+    assert "Copyright" in " ".join(block.text for block in result.blocks)
+
+
+def test_non_latin_text_survives():
+    result = document_text_extract(data=fixture_bytes("pdf/pp_multilang.pdf"), content_type=DocumentType.PDF, pages=1)
+    text = result.blocks[0].text
+    assert any("\u0400" <= ch <= "\u04ff" for ch in text)  # Cyrillic
+    assert any("\u0600" <= ch <= "\u06ff" for ch in text)  # Arabic
+
+
+@pytest.mark.parametrize(
+    "name", ["pdf/sf_libreoffice-writer-password.pdf", "pdf/pm_aes-256.pdf"], ids=["user-password", "aes-256"]
+)
+def test_encrypted_pdf_is_refused_with_the_fix(name):
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
+    assert caught.value.code == "encrypted_document"
+    assert caught.value.message == "encrypted PDF: remove the password and upload again."
+    assert caught.value.status == 400
+
+
+@pytest.mark.parametrize("name", ["pdf/oc_c02-22.pdf", "pdf/oc_multipage.pdf", "pdf/pdfjs_scan-bad.pdf"])
+def test_image_only_pdf_is_refused_with_ocr_hint(name):
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
+    assert caught.value.code == "no_extractable_text"
+    assert "OCR is not supported" in caught.value.hint
+
+
+@pytest.mark.parametrize("name", ["pdf/pdfjs_bug1250079.pdf", "pdf/oc_invalid.pdf", "pdf/pm_simple1.pdf"])
+def test_truncated_or_malformed_pdf_is_a_clear_error(name):
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
+    assert caught.value.code == "corrupt_document"
+    assert "damaged" in caught.value.message
+
+
+def test_page_limit_is_enforced_at_inspection(settings):
+    settings.DOCUMENTS_MAX_PAGES = 10
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes("pdf/tracemonkey-pldi-09.pdf"), content_type=DocumentType.PDF)
+    assert caught.value.code == "too_many_pages"
+
+
+def test_memory_limit_stops_the_child_not_us(settings):
+    settings.DOCUMENTS_PARSE_MEMORY_MB = 20  # too little even to import pypdf
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes("pdf/sf_pdflatex-4-pages.pdf"), content_type=DocumentType.PDF)
+    assert caught.value.code in ("parse_limit", "corrupt_document")
+
+
+def test_wall_clock_timeout_stops_the_child(settings):
+    settings.DOCUMENTS_PARSE_TIMEOUT_SECONDS = 1
+    settings.DOCUMENTS_PARSE_SECONDS_PER_PAGE = 0.0
+    # GeoTopo (117 pages) takes several seconds to extract; 1 s of wall time is not enough.
+    with pytest.raises(ParseFailed) as caught:
+        document_text_extract(
+            data=fixture_bytes("pdf/sf_GeoTopo-komprimiert.pdf"), content_type=DocumentType.PDF, pages=117
+        )
+    assert caught.value.code == "parse_timeout"
+
+
+# --- DOCX -----------------------------------------------------------------------------------
+
+
+def _text(result):
+    return "\n".join(block.text for block in result.blocks)
+
+
+def test_docx_headings_paragraphs_and_tables():
+    result = document_text_extract(
+        data=fixture_bytes("docx/poi_heading123.docx"), content_type=DocumentType.DOCX, pages=1
+    )
+    headings = [(b.level, b.text) for b in result.blocks if b.kind == "heading"]
+    assert [level for level, _ in headings][:3] == [1, 2, 3]
+    body = [b for b in result.blocks if b.kind == "paragraph"]
+    assert body and body[0].heading == headings[0][1]
+    tables = document_text_extract(
+        data=fixture_bytes("docx/pd_blk-paras-and-tables.docx"), content_type=DocumentType.DOCX, pages=1
+    )
+    kinds = [b.kind for b in tables.blocks]
+    assert "table" in kinds and "paragraph" in kinds
+    assert kinds.index("table") > kinds.index("paragraph")  # body order is kept
+    cases = document_text_extract(
+        data=fixture_bytes("docx/poi_IllustrativeCases.docx"), content_type=DocumentType.DOCX, pages=4
+    )
+    assert any(" | " in b.text for b in cases.blocks if b.kind == "table")  # cells of a row, side by side
+
+
+def test_docx_page_count_from_app_xml():
+    result = document_inspect(data=fixture_bytes("docx/poi_IllustrativeCases.docx"), content_type=DocumentType.DOCX)
+    assert result.pages == 4 and result.pages_estimated is False
+
+
+def test_docx_without_app_xml_estimates_pages():
+    words = " ".join(["word"] * 1200)
+    data = docx_bytes(
+        f'<?xml version="1.0"?><w:document xmlns:w="{W_NS}"><w:body>'
+        f"<w:p><w:r><w:t>{words}</w:t></w:r></w:p></w:body></w:document>"
+    )
+    result = document_inspect(data=data, content_type=DocumentType.DOCX)
+    assert result.pages == 3 and result.pages_estimated is True
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("docx/pd_test.docx", ""),
+        ("docx/poi_Bug51170.docx", "ção"),
+        ("docx/poi_bug65649.docx", "КОНТРАКТ"),
+        ("docx/poi_ComplexNumberedLists.docx", ""),
+        ("docx/mm_text-box.docx", "Datum plane"),  # text only inside a text box
+        ("docx/mm_strict-format.docx", "Test"),  # Strict OOXML: python-docx cannot, the raw reader can
+    ],
+)
+def test_docx_fixtures_give_text(name, needle):
+    result = document_text_extract(data=fixture_bytes(name), content_type=DocumentType.DOCX, pages=10)
+    assert result.blocks
+    assert needle in _text(result)
+
+
+def test_empty_docx_is_refused_before_charging():
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes("docx/mm_empty.docx"), content_type=DocumentType.DOCX)
+    assert caught.value.code == "no_extractable_text"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "docx/poi_truncated62886.docx",
+        "docx/poi_clusterfuzz-POIXWPFFuzzer-6442791109263360.docx",
+        "docx/poi_bug53475-password-is-pass.docx",
+    ],
+)
+def test_broken_docx_reaching_the_parser_still_fails_cleanly(name):
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=fixture_bytes(name), content_type=DocumentType.DOCX)
+    assert caught.value.code == "corrupt_document"
