@@ -72,6 +72,8 @@ def test_run_serves_demo_account_and_stops_cleanly(run_env):
         demo = json.loads((Path(run_env["EXOGRAPH_VAR_DIR"]) / "demo.json").read_text())
         me = httpx.get(f"{base}/api/v1/me/", headers={"Authorization": f"Bearer {demo['api_key']}"})
         assert me.status_code == 200 and me.json()["email"] == demo["email"]
+        graphs = httpx.get(f"{base}/api/v1/graphs/", headers={"Authorization": f"Bearer {demo['api_key']}"})
+        assert graphs.status_code == 200 and isinstance(graphs.json()["results"], list)
         assert httpx.get(f"{base}/readyz").json()["status"] == "ok"
         with httpx.Client(base_url=base) as browser:
             page = browser.get("/login/")
