@@ -266,3 +266,18 @@ def test_world_query_record_is_paid_after_commit(alice, bob, write_doc, django_c
     assert len(callbacks) == 1
     record = WorldQueryRecord.objects.get(querier=bob)
     assert record.paid_at is not None
+
+
+def test_deleting_an_account_unmerges_its_world_knowledge_and_drops_its_stores(
+    alice, charlie, write_doc, falkordb, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    private = graph_create(actor=alice, name="Mine", scope=Scope.PRIVATE)
+    shared = graph_create(actor=alice, name="Shared", scope=Scope.WORLD)
+    write_doc(shared, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    assert world_entity_get(user=charlie, entity="quantum computing")["entity"]["name"] == "Quantum computing"
+    with django_capture_on_commit_callbacks(execute=True):
+        alice.delete()
+    with pytest.raises(NotFound):
+        world_entity_get(user=charlie, entity="quantum computing")
+    remaining = set(falkordb.list_graphs())
+    assert private.store_name not in remaining and shared.store_name not in remaining
