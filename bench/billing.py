@@ -47,9 +47,7 @@ def _start_services(tmp: Path) -> Any:
         return None
     from exograph.core.embedded import EmbeddedFalkorDB
 
-    server = EmbeddedFalkorDB(
-        socket_path=tmp / "falkordb.sock", data_dir=tmp / "data", persist=False, log_file=tmp / "falkordb.log"
-    )
+    server = EmbeddedFalkorDB.in_directory(tmp)
     server.start()
     os.environ["REDIS_URL"] = server.url
     os.environ.setdefault("FALKORDB_URL", server.url)

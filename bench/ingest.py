@@ -36,9 +36,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="exo-bench-ingest-", dir="/tmp"))
     from exograph.core.embedded import EmbeddedFalkorDB
 
-    server = EmbeddedFalkorDB(
-        socket_path=tmp / "falkordb.sock", data_dir=tmp / "data", persist=False, log_file=tmp / "falkordb.log"
-    )
+    server = EmbeddedFalkorDB.in_directory(tmp)
     server.start()
     os.environ["FALKORDB_URL"] = server.url
     os.environ["REDIS_URL"] = server.url

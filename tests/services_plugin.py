@@ -27,12 +27,7 @@ def pytest_load_initial_conftests(early_config, parser, args):  # type: ignore[n
     if _server is None:
         # /tmp keeps the socket path short (unix sockets allow ~107 bytes).
         _tmpdir = tempfile.mkdtemp(prefix="exo-test-", dir="/tmp")
-        _server = EmbeddedFalkorDB(
-            socket_path=Path(_tmpdir) / "falkordb.sock",
-            data_dir=Path(_tmpdir) / "data",
-            persist=False,
-            log_file=Path(_tmpdir) / "falkordb.log",
-        )
+        _server = EmbeddedFalkorDB.in_directory(Path(_tmpdir))
         _server.start()
         os.environ["FALKORDB_URL"] = _server.url
         os.environ.setdefault("REDIS_URL", _server.url)

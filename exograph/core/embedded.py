@@ -42,6 +42,16 @@ class EmbeddedFalkorDB:
     log_file: Path | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
+    @classmethod
+    def in_directory(cls, directory: Path) -> EmbeddedFalkorDB:
+        """A throwaway server (no persistence) with its socket, data and log inside directory (tests, benches)."""
+        return cls(
+            socket_path=directory / "falkordb.sock",
+            data_dir=directory / "data",
+            persist=False,
+            log_file=directory / "falkordb.log",
+        )
+
     @property
     def url(self) -> str:
         return f"unix://{self.socket_path}"
