@@ -23,7 +23,6 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,38 +30,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import percentile, start_services  # noqa: E402
+
 WARMUP = int(os.environ.get("BENCH_WARMUP", "200"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "2000"))
 TARGET_P50_MS = 2.0
 
 
-def _start_services(tmp: Path) -> Any:
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
-    os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
-    os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
-    os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
-    os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
-    os.environ.setdefault("EXOGRAPH_LOG_LEVEL", "warning")
-    if os.environ.get("REDIS_URL"):
-        return None
-    from exograph.core.embedded import EmbeddedFalkorDB
-
-    server = EmbeddedFalkorDB.in_directory(tmp)
-    server.start()
-    os.environ["REDIS_URL"] = server.url
-    os.environ.setdefault("FALKORDB_URL", server.url)
-    return server
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def main() -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="exo-bench-", dir="/tmp"))
-    server = _start_services(tmp)
+    server, tmp = start_services("exo-bench-", keep_database_url=True, keep_redis_url=True, eager_tasks=True)
     try:
         return run(tmp)
     finally:

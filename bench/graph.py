@@ -22,7 +22,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +29,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import percentile, start_services  # noqa: E402
 
 N_ENTITIES = int(os.environ.get("BENCH_ENTITIES", "100000"))
 N_RELATIONS = int(os.environ.get("BENCH_RELATIONS", "300000"))
@@ -72,12 +73,6 @@ TYPES = ["concept", "method", "device", "material", "organism", "phenomenon", "d
 RELATIONS = ["USES", "PART_OF", "IMPROVES", "MEASURES", "CAUSES", "RELATED_TO", "EXTENDS", "PREDICTS"]
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def generate(rng: random.Random) -> tuple[list[str], list[str], list[str]]:
     names: list[str] = []
     seen: set[str] = set()
@@ -110,19 +105,8 @@ def cached_embeddings(label: str, texts: list[str], embedder) -> np.ndarray:  # 
 
 
 def main() -> None:  # noqa: PLR0915
-    tmp = Path(tempfile.mkdtemp(prefix="exo-bench-", dir="/tmp"))
-    from exograph.core.embedded import EmbeddedFalkorDB
-
-    server = EmbeddedFalkorDB.in_directory(tmp)
-    server.start()
-    os.environ["FALKORDB_URL"] = server.url
-    os.environ["REDIS_URL"] = server.url
-    os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
-    os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
-    os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
+    server, tmp = start_services("exo-bench-")
+    assert server is not None
     # One torch thread per query embedding: on a shared 2-core box more threads only wait on each other.
     os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
     # 400+ timed REST calls from one account: lift the per-account rate limit (its check still runs).

@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -26,6 +25,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.common import start_services  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "files" / "pdf"
 
@@ -33,19 +35,8 @@ FIXTURES = ROOT.parent / "shared" / "fixtures" / "files" / "pdf"
 def main() -> None:
     if not FIXTURES.is_dir():
         raise SystemExit(f"fixtures missing: {FIXTURES} (place shared/ beside the clone)")
-    tmp = Path(tempfile.mkdtemp(prefix="exo-bench-ingest-", dir="/tmp"))
-    from exograph.core.embedded import EmbeddedFalkorDB
-
-    server = EmbeddedFalkorDB.in_directory(tmp)
-    server.start()
-    os.environ["FALKORDB_URL"] = server.url
-    os.environ["REDIS_URL"] = server.url
-    os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
-    os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
-    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+    server, _ = start_services("exo-bench-ingest-", eager_tasks=True)
+    assert server is not None
     try:
         run()
     finally:

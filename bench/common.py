@@ -1,0 +1,43 @@
+"""What every benchmark does first: throwaway backing services and bench-only settings, and percentiles."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from exograph.core.embedded import EmbeddedFalkorDB
+
+
+def start_services(
+    prefix: str, *, keep_database_url: bool = False, keep_redis_url: bool = False, eager_tasks: bool = False
+) -> tuple[EmbeddedFalkorDB | None, Path]:
+    """Start a throwaway FalkorDB (also the Redis) in a temp dir and set the environment before Django loads.
+
+    keep_database_url / keep_redis_url: use the DATABASE_URL / REDIS_URL already set (no embedded
+    Redis is started when REDIS_URL is kept and set). Returns the server (None if none) and the temp dir.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
+    os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
+    os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
+    os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
+    os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
+    if eager_tasks:
+        os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+    if not keep_database_url:
+        os.environ.pop("DATABASE_URL", None)
+    if keep_redis_url and os.environ.get("REDIS_URL"):
+        return None, tmp
+    server = EmbeddedFalkorDB.in_directory(tmp)
+    server.start()
+    os.environ["FALKORDB_URL"] = server.url
+    os.environ["REDIS_URL"] = server.url
+    return server, tmp
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
