@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
+from exograph.graphs.types import normalize_name
+
 logger = logging.getLogger(__name__)
 
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "DATE", "EVENT", "PRODUCT", "CONCEPT")
@@ -72,13 +74,13 @@ class Extractor(Protocol):
 
 
 def name_normalise(name: str) -> str:
-    """The merge key of an entity name: NFKC, case-folded, no leading article, no possessive, single spaces."""
+    """The merge key of an entity name within a document: the graph's key (graphs.types.normalize_name)
+    after dropping a leading article, a possessive and surrounding punctuation."""
     text = unicodedata.normalize("NFKC", name).strip()
     text = re.sub(r"[’']s$", "", text)
     text = re.sub(r"^(the|a|an)\s+", "", text, flags=re.IGNORECASE)
-    text = re.sub(r"[\s\u00a0]+", " ", text)
     text = text.strip(" .,;:!?\"'()[]{}-–—")
-    return text.casefold()
+    return normalize_name(text)
 
 
 def _type_pick(votes: Counter[str]) -> str:
