@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from asgiref.sync import async_to_sync
 from django.db import transaction
@@ -19,23 +19,11 @@ def user_group(user_id: int) -> str:
     return f"documents.user.{user_id}"
 
 
-def document_event_payload(document: Document) -> dict[str, Any]:
-    return {
-        "id": str(document.id),
-        "filename": document.filename,
-        "status": document.status,
-        "stage": document.stage,
-        "progress": document.progress,
-        "pages": document.pages,
-        "failure": {"stage": document.failure_stage, "reason": document.failure_reason}
-        if document.failure_reason
-        else None,
-    }
-
-
 def document_event_send(document: Document) -> None:
     """Send the document's state to its owner once the current transaction commits (best effort)."""
-    payload = document_event_payload(document)
+    from exograph.documents.serializers import document_progress
+
+    payload = document_progress(document)
     group = user_group(int(document.owner_id))
 
     def send() -> None:

@@ -1,56 +1,18 @@
-"""Output shapes of documents, shared by REST and (through REST) MCP."""
+"""Output shapes of documents, shared by REST, live progress events and (through REST) MCP.
+
+The serializers are the one definition of each shape: they render the responses and describe
+them in the OpenAPI schema.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
 from exograph.documents.models import Document
-
-
-def document_out(document: Document, *, status: str | None = None) -> dict[str, Any]:
-    """One document as the API returns it. `status` overrides the stored one (e.g. "unchanged")."""
-    return {
-        "id": str(document.id),
-        "filename": document.filename,
-        "title": document.filename,
-        "content_type": document.content_type,
-        "size": document.size,
-        "pages": document.pages,
-        "pages_estimated": document.pages_estimated,
-        "scope": document.graph.scope,
-        "graph_id": document.graph_id,
-        "status": status or document.status,
-        "stage": document.stage,
-        "progress": document.progress,
-        "failure": {"stage": document.failure_stage, "reason": document.failure_reason}
-        if document.failure_reason
-        else None,
-        "chunk_count": document.chunk_count,
-        "entity_count": document.entity_count,
-        "relation_count": document.relation_count,
-        "created": document.created.isoformat(),
-        "processed_at": document.processed_at.isoformat() if document.processed_at else None,
-    }
-
-
-def document_list_item(document: Document) -> dict[str, Any]:
-    """The list_documents shape: id, title/file name, pages, created, scope, status, graph id."""
-    return {
-        "id": str(document.id),
-        "filename": document.filename,
-        "title": document.filename,
-        "pages": document.pages,
-        "created": document.created.isoformat(),
-        "scope": document.graph.scope,
-        "status": document.status,
-        "progress": document.progress,
-        "graph_id": document.graph_id,
-    }
-
-
-# --- Schema-only serializers (the OpenAPI description of the shapes above) -----------------------
-
-from rest_framework import serializers  # noqa: E402
 
 
 class DocumentFailureOutSerializer(serializers.Serializer):
@@ -58,28 +20,47 @@ class DocumentFailureOutSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class DocumentOutSerializer(serializers.Serializer):
+def _failure(document: Document) -> dict[str, str] | None:
+    if not document.failure_reason:
+        return None
+    return {"stage": document.failure_stage, "reason": document.failure_reason}
+
+
+class DocumentListItemOutSerializer(serializers.Serializer):
+    """The list_documents shape: id, title/file name, pages, created, scope, status, graph id."""
+
     id = serializers.UUIDField()
     filename = serializers.CharField()
-    title = serializers.CharField()
-    content_type = serializers.ChoiceField(choices=["pdf", "docx"])
-    size = serializers.IntegerField()
+    title = serializers.CharField(source="filename")
     pages = serializers.IntegerField()
-    pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
-    scope = serializers.ChoiceField(choices=["world", "private"])
-    graph_id = serializers.CharField()
-    status = serializers.CharField(
+    created = serializers.DateTimeField()
+    scope = serializers.ChoiceField(choices=["world", "private"], source="graph.scope")
+    status = serializers.SerializerMethodField(
         help_text="pending, processing, processed, failed or cancelled; 'unchanged' (upload only): "
         "the same file was already in this graph and nothing was charged."
     )
+    progress = serializers.IntegerField()
+    graph_id = serializers.CharField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_status(self, document: Document) -> str:
+        return str(self.context.get("status") or document.status)
+
+
+class DocumentOutSerializer(DocumentListItemOutSerializer):
+    content_type = serializers.ChoiceField(choices=["pdf", "docx"])
+    size = serializers.IntegerField()
+    pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
     stage = serializers.CharField()
-    progress = serializers.IntegerField(help_text="Percent, 0-100.")
-    failure = DocumentFailureOutSerializer(allow_null=True)
+    failure = serializers.SerializerMethodField()
     chunk_count = serializers.IntegerField()
     entity_count = serializers.IntegerField()
     relation_count = serializers.IntegerField()
-    created = serializers.DateTimeField()
     processed_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(DocumentFailureOutSerializer(allow_null=True))
+    def get_failure(self, document: Document) -> dict[str, str] | None:
+        return _failure(document)
 
 
 class DocumentUploadOutSerializer(DocumentOutSerializer):
@@ -87,13 +68,23 @@ class DocumentUploadOutSerializer(DocumentOutSerializer):
     balance = serializers.IntegerField()
 
 
-class DocumentListItemOutSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    filename = serializers.CharField()
-    title = serializers.CharField()
-    pages = serializers.IntegerField()
-    created = serializers.DateTimeField()
-    scope = serializers.ChoiceField(choices=["world", "private"])
-    status = serializers.CharField()
-    progress = serializers.IntegerField()
-    graph_id = serializers.CharField()
+def document_out(document: Document, *, status: str | None = None) -> dict[str, Any]:
+    """One document as the API returns it. `status` overrides the stored one (e.g. "unchanged")."""
+    return dict(DocumentOutSerializer(document, context={"status": status}).data)
+
+
+def document_list_item(document: Document) -> dict[str, Any]:
+    return dict(DocumentListItemOutSerializer(document).data)
+
+
+def document_progress(document: Document) -> dict[str, Any]:
+    """The live-progress event of one document (a subset of document_out: no graph lookup)."""
+    return {
+        "id": str(document.id),
+        "filename": document.filename,
+        "status": document.status,
+        "stage": document.stage,
+        "progress": document.progress,
+        "pages": document.pages,
+        "failure": _failure(document),
+    }
