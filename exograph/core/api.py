@@ -154,6 +154,18 @@ class ScopeField(serializers.ChoiceField):
         return super().to_internal_value(data)
 
 
+def range_field(*, maximum: int, default: int, minimum: int = 1) -> serializers.IntegerField:
+    """An optional integer argument bounded to minimum..maximum; outside it is a 400 naming the range (never clamped)."""
+    message = f"must be between {minimum} and {maximum}."
+    return serializers.IntegerField(
+        required=False,
+        default=default,
+        min_value=minimum,
+        max_value=maximum,
+        error_messages={"min_value": message, "max_value": message},
+    )
+
+
 def request_scope(request: Any, data: dict[str, Any]) -> Any:
     """The scope for this call: the graph_scope argument if given, else the header's (default private)."""
     from exograph.core.scope import Scope

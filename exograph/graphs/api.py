@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
+from exograph.core.api import Pagination, ScopeField, actor_of, range_field, request_scope, validated
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import (
     MAX_N_RESULTS,
@@ -148,16 +148,7 @@ class EntitySearchApi(APIView):
             trim_whitespace=True,
             error_messages={"max_length": f"must be at most {MAX_QUERY_LENGTH} characters."},
         )
-        n_results = serializers.IntegerField(
-            required=False,
-            default=10,
-            min_value=1,
-            max_value=MAX_N_RESULTS,
-            error_messages={
-                "min_value": f"must be between 1 and {MAX_N_RESULTS}.",
-                "max_value": f"must be between 1 and {MAX_N_RESULTS}.",
-            },
-        )
+        n_results = range_field(maximum=MAX_N_RESULTS, default=10)
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
         graph_scope = ScopeField()
 
@@ -189,16 +180,7 @@ class EntitySearchApi(APIView):
 class WorldEntityApi(APIView):
     class WorldEntityQuerySerializer(serializers.Serializer):
         evidence = serializers.BooleanField(required=False, default=False)
-        limit = serializers.IntegerField(
-            required=False,
-            default=25,
-            min_value=1,
-            max_value=MAX_RELATED,
-            error_messages={
-                "min_value": f"must be between 1 and {MAX_RELATED}.",
-                "max_value": f"must be between 1 and {MAX_RELATED}.",
-            },
-        )
+        limit = range_field(maximum=MAX_RELATED, default=25)
 
     @extend_schema(
         parameters=[WorldEntityQuerySerializer, OpenApiParameter("entity", str, OpenApiParameter.PATH)],
