@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import threading
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
 
 from billing.models import AppendOnlyError, CreditEntry, EntryKind
 from billing.services import (
@@ -221,7 +222,23 @@ def test_create_account_credits_tops_up_to_n(settings):
     assert kinds == [(EntryKind.SIGNUP_GRANT, 100), (EntryKind.ADMIN_ADJUST, 900)]
 
 
-# --- concurrency (PostgreSQL: real overlap; see run_concurrently) ------------------------
+# --- concurrency (real overlap on PostgreSQL and SQLite; see run_concurrently) -----------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_runner_overlaps_calls_on_their_own_connections():
+    """Every call is inside fn at the same time, each on its own open connection (no turn-taking)."""
+    n = 8
+    inside = threading.Barrier(n)
+
+    def call(i: int) -> int:
+        assert User.objects.filter(pk=-i).count() == 0  # opens this thread's own connection
+        inside.wait(timeout=10)  # passes only if all n calls are in flight at once
+        return id(connection.connection)
+
+    results = run_concurrently(call, n, workers=n)
+    assert [status for status, _ in results] == ["ok"] * n, results
+    assert len({conn for _, conn in results}) == n
 
 
 @pytest.mark.django_db(transaction=True)
