@@ -46,12 +46,16 @@ them are a reservation (captured step by step, the rest released; see billing.se
 "covered", ...extra}`` and changes nothing. `Idempotency-Key: <≤200 printable chars>` stores the
 first successful answer per (account, key, endpoint); a retry gets it back verbatim (status
 and body, plus `Idempotent-Replayed: true`), and concurrent retries wait for the first one
-(up to BILLING_IDEMPOTENCY_WAIT_SECONDS, then 409). An error answer is not stored and its
-charge is refunded, so the same key may be retried after fixing the cause.
+(up to BILLING_IDEMPOTENCY_WAIT_SECONDS, then 409). A retry must be the same request: the
+first one's fingerprint (method, path, query and a digest of the parsed body, files by their
+bytes) is stored with it, and the key reused for a different request answers 422
+`idempotency_key_reused`. An error answer is not stored and its charge is refunded, so the
+same key may be retried after fixing the cause.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
@@ -80,7 +84,7 @@ from billing.services.ledger import (
 )
 from exograph.accounts.models import User
 from exograph.core.api import actor_of
-from exograph.core.errors import Conflict, NotFound, ValidationError
+from exograph.core.errors import Conflict, ExoGraphError, NotFound, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +113,53 @@ def parse_dry_run(request: Request) -> bool:
     )
 
 
+class IdempotencyKeyReused(ExoGraphError):
+    """The Idempotency-Key was first used for a different request (method, path, query or body)."""
+
+    status, code = 422, "idempotency_key_reused"
+    hint = "Send a new Idempotency-Key for a new request; reuse a key only to retry the identical request."
+
+
+def _feed(digest: Any, value: Any) -> None:
+    """Add one parsed value to the digest, unambiguously (type tag and length before each part)."""
+    if hasattr(value, "chunks") and hasattr(value, "name"):  # an uploaded file: its name and bytes
+        digest.update(b"F")
+        _feed(digest, str(value.name))
+        for chunk in value.chunks():
+            digest.update(chunk)
+        value.seek(0)
+        return
+    if isinstance(value, dict) or hasattr(value, "lists"):
+        items = value.lists() if hasattr(value, "lists") else value.items()
+        pairs = sorted(((str(k), v) for k, v in items), key=lambda pair: pair[0])
+        digest.update(b"D%d:" % len(pairs))
+        for key, item in pairs:
+            _feed(digest, key)
+            _feed(digest, item)
+        return
+    if isinstance(value, list | tuple):
+        digest.update(b"L%d:" % len(value))
+        for item in value:
+            _feed(digest, item)
+        return
+    tag = b"S" if isinstance(value, str) else type(value).__name__.encode()[:8]
+    raw = str(value).encode("utf-8", "surrogatepass")
+    digest.update(tag + b"%d:" % len(raw) + raw)
+
+
+def request_fingerprint(request: Request) -> str:
+    """sha256 of what makes a request the same request: method, path, query and the parsed body.
+
+    The parsed body, not its bytes, so a retry of the same JSON or form (another multipart
+    boundary, keys in another order) matches; files count by name and content.
+    """
+    digest = hashlib.sha256()
+    _feed(digest, [request.method or "", request.path])
+    _feed(digest, request.query_params)
+    _feed(digest, request.data)
+    return digest.hexdigest()
+
+
 def parse_idempotency_key(request: Request) -> str | None:
     """The Idempotency-Key header, if any. Raises ValidationError if it is empty, too long or unprintable."""
     raw = request.headers.get(IDEMPOTENCY_HEADER)
@@ -120,11 +171,14 @@ def parse_idempotency_key(request: Request) -> str | None:
 class Meter:
     """One metered request: what it charged, and its Idempotency-Key bookkeeping."""
 
-    def __init__(self, *, account: User, endpoint: str, dry_run: bool, idempotency_key: str | None) -> None:
+    def __init__(
+        self, *, account: User, endpoint: str, dry_run: bool, idempotency_key: str | None, fingerprint: str = ""
+    ) -> None:
         self.account = account
         self.endpoint = endpoint
         self.dry_run = dry_run
         self.idempotency_key = idempotency_key
+        self.fingerprint = fingerprint
         self.charge_key = f"{endpoint}:{uuid.uuid4().hex}"
         self.credits_charged = 0  # charges plus credits reserved by holds
         self.credits_held = 0
@@ -134,11 +188,14 @@ class Meter:
 
     @classmethod
     def from_request(cls, request: Request, *, endpoint: str) -> Meter:
+        dry_run = parse_dry_run(request)
+        key = parse_idempotency_key(request)
         return cls(
             account=actor_of(request),
             endpoint=endpoint,
-            dry_run=parse_dry_run(request),
-            idempotency_key=parse_idempotency_key(request),
+            dry_run=dry_run,
+            idempotency_key=key,
+            fingerprint=request_fingerprint(request) if key is not None and not dry_run else "",
         )
 
     # --- dry run ---------------------------------------------------------------------
@@ -219,12 +276,18 @@ class Meter:
         while True:
             try:
                 with transaction.atomic():
-                    return IdempotentRequest.objects.create(**lookup), True
+                    return IdempotentRequest.objects.create(**lookup, fingerprint=self.fingerprint), True
             except IntegrityError:
                 pass
             row = IdempotentRequest.objects.filter(**lookup).first()
             if row is None:
                 continue  # the first request failed and gave the key back: claim it
+            if row.fingerprint and self.fingerprint and row.fingerprint != self.fingerprint:
+                raise IdempotencyKeyReused(
+                    f"The Idempotency-Key {self.idempotency_key!r} was already used for a different request "
+                    "(another method, path, query or body).",
+                    extra={"idempotency_key": self.idempotency_key},
+                )
             if row.status == IdempotencyStatus.COMPLETE:
                 return row, False
             stale = timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_STALE_SECONDS)

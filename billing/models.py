@@ -187,6 +187,8 @@ class IdempotentRequest(TimeStampedModel):
     key = models.CharField(max_length=255)
     endpoint = models.CharField(max_length=100)
     status = models.CharField(max_length=16, choices=IdempotencyStatus.choices, default=IdempotencyStatus.IN_PROGRESS)
+    # sha256 of (method, path, query, body) of the first request: a retry must be the same request.
+    fingerprint = models.CharField(max_length=64, blank=True, default="")
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     # The rendered JSON, byte for byte, so a replay is verbatim (jsonb would reorder keys).
     response_body = models.TextField(blank=True, default="")

@@ -79,6 +79,41 @@ def test_retry_with_same_key_returns_first_response_verbatim(alice, alice_client
     assert other.status_code == 201 and credit_balance(account=alice) == 1
 
 
+def test_reused_idempotency_key_with_other_body_is_422(alice, alice_client, fund):
+    fund(alice, 10)
+    first = alice_client.post(CHAT, {"message": "hi", "model": "snap"}, format="json", HTTP_IDEMPOTENCY_KEY="k-7")
+    assert first.status_code == 201
+    other = alice_client.post(CHAT, {"message": "bye", "model": "snap"}, format="json", HTTP_IDEMPOTENCY_KEY="k-7")
+    assert other.status_code == 422, other.content
+    error = other.json()["error"]
+    assert error["code"] == "idempotency_key_reused" and "'k-7'" in error["message"]
+    assert "new Idempotency-Key" in error["hint"]
+    assert alice_client.post(f"{CHAT}?fail=1", {"message": "hi", "model": "snap"}, format="json",
+                             HTTP_IDEMPOTENCY_KEY="k-7").status_code == 422  # another query string  # fmt: skip
+    # The same request again (keys in another order) is a retry: the first answer, verbatim.
+    again = alice_client.post(CHAT, {"model": "snap", "message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-7")
+    assert again.status_code == 201 and again.content == first.content and again["Idempotent-Replayed"] == "true"
+    assert charges(alice).count() == 1 and credit_balance(account=alice) == 7
+    assert_ledger_whole(alice)
+
+
+def test_reused_idempotency_key_with_another_file_is_422(alice, alice_client, fund):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    fund(alice, 20)
+
+    def upload(content: bytes):  # type: ignore[no-untyped-def]
+        file = SimpleUploadedFile("paper.pdf", content, content_type="application/pdf")
+        return alice_client.post(UPLOAD, {"pages": "1", "file": file}, format="multipart", HTTP_IDEMPOTENCY_KEY="up")
+
+    first = upload(b"%PDF-1.7 first")
+    assert first.status_code == 201
+    assert upload(b"%PDF-1.7 second").status_code == 422
+    again = upload(b"%PDF-1.7 first")
+    assert again.status_code == 201 and again.content == first.content
+    assert charges(alice).count() == 1 and credit_balance(account=alice) == 14
+
+
 def test_keys_are_per_account(alice, bob, alice_client, bob_client, fund):
     fund(alice, 10)
     fund(bob, 10)
