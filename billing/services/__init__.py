@@ -1,7 +1,13 @@
 """Billing use cases. Every change of a balance goes through billing.services.ledger."""
 
 from billing.services.earnings import earnings_pay_for_record, earnings_sweep
-from billing.services.holds import credits_capture, credits_hold, credits_release, holds_release_stale
+from billing.services.holds import (
+    credits_capture,
+    credits_hold,
+    credits_hold_touch,
+    credits_release,
+    holds_release_stale,
+)
 from billing.services.ledger import (
     ChargeResult,
     Quote,
@@ -32,6 +38,7 @@ __all__ = [
     "credits_grant_admin",
     "credits_grant_signup",
     "credits_hold",
+    "credits_hold_touch",
     "credits_quote",
     "credits_refund",
     "credits_release",

@@ -3,6 +3,11 @@
 A hold moves credits from `balance` to `held` (entry: amount -n, held_change +n); a capture
 spends part of it (amount 0, held_change -p); the release returns what is left (amount +r,
 held_change -r). The Hold row is locked for each step, so captures never exceed the hold.
+
+Every capture names a stable idempotency key derived from the caller's ids (e.g.
+``research:<session id>:step:<step id>``), so a retried task captures once. A holder that works
+longer than BILLING_HOLD_STALE_SECONDS between captures calls `credits_hold_touch` now and then:
+the stale-hold sweep releases only holds nobody has touched (it re-checks under the row lock).
 """
 
 from __future__ import annotations
@@ -70,25 +75,27 @@ def _locked(hold: Hold) -> Hold:
     return Hold.objects.select_for_update().select_related("account__user").get(pk=hold.pk)
 
 
-def credits_capture(*, hold: Hold, amount: int, idempotency_key: str = "", reference: str = "") -> CreditEntry:
-    """Spend `amount` of a hold (a `capture` entry). With a key, a repeat returns the first capture.
+def _hold_closed() -> Conflict:
+    return Conflict("This hold is already released.", code="hold_closed", hint="Open a new hold.")
 
-    Raises ValidationError (amount ≤ 0 or more than remains) and Conflict (hold closed).
+
+def credits_capture(*, hold: Hold, amount: int, idempotency_key: str, reference: str = "") -> CreditEntry:
+    """Spend `amount` of a hold (a `capture` entry), once per key: a repeat returns the first capture.
+
+    The key is required and must be stable across retries (derive it from the caller's ids).
+    Raises ValidationError (bad key, amount ≤ 0 or more than remains) and Conflict (hold closed).
     """
     _check_amount(amount)
+    caller_key = _check_key(idempotency_key)
     with transaction.atomic():
         locked = _locked(hold)
         user = locked.account.user
-        key = (
-            ledger_key(f"capture:{locked.pk}", user.pk, _check_key(idempotency_key))
-            if idempotency_key
-            else f"capture:{locked.pk}:{locked.captured}:{amount}:{timezone.now().timestamp()}"
-        )
+        key = ledger_key(f"capture:{locked.pk}", user.pk, caller_key)
         existing = _existing(key)
         if existing is not None:
             return existing
         if locked.status != HoldStatus.OPEN:
-            raise Conflict("This hold is already released.", code="hold_closed", hint="Open a new hold.")
+            raise _hold_closed()
         if amount > locked.remaining:
             raise ValidationError(
                 f"Cannot capture {amount} credits; {locked.remaining} remain on this hold.",
@@ -110,6 +117,21 @@ def credits_capture(*, hold: Hold, amount: int, idempotency_key: str = "", refer
         locked.save(update_fields=["captured", "last_activity_at", "modified"])
     hold.captured, hold.last_activity_at = locked.captured, locked.last_activity_at
     return entry
+
+
+def credits_hold_touch(*, hold: Hold) -> Hold:
+    """Mark an open hold as in use (its last activity = now), so the stale-hold sweep skips it.
+
+    For holders that work long between captures. Raises Conflict if the hold is already closed.
+    """
+    now = timezone.now()
+    # One conditional UPDATE: it takes the row lock the sweep's release takes, and the sweep
+    # re-checks last_activity_at under that lock, so a touch that commits first always wins.
+    touched = Hold.objects.filter(pk=hold.pk, status=HoldStatus.OPEN).update(last_activity_at=now, modified=now)
+    if not touched:
+        raise _hold_closed()
+    hold.last_activity_at = now
+    return hold
 
 
 def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | None = None) -> Hold:

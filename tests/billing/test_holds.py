@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
-from billing.services import credit_balance, credits_capture, credits_hold, credits_release
+from billing.services import credit_balance, credits_capture, credits_hold, credits_hold_touch, credits_release
 from billing.tasks import holds_release_stale_task
 from exograph.core.errors import Conflict, InsufficientCredits, ValidationError
 from tests.billing.conftest import account_of, assert_ledger_whole, run_concurrently
@@ -23,8 +23,8 @@ def test_hold_captured_in_parts_then_released_is_exact(alice, fund):
     fund(alice, 150)
     hold = credits_hold(account=alice, amount=100, idempotency_key="research-1", reference="research 1")
     assert (credit_balance(account=alice), account_of(alice).held) == (50, 100)
-    credits_capture(hold=hold, amount=30)
-    credits_capture(hold=hold, amount=25)
+    credits_capture(hold=hold, amount=30, idempotency_key="step-1")
+    credits_capture(hold=hold, amount=25, idempotency_key="step-2")
     assert (credit_balance(account=alice), account_of(alice).held) == (50, 45)
     credits_release(hold=hold)
     hold.refresh_from_db()
@@ -41,7 +41,7 @@ def test_hold_captured_in_parts_then_released_is_exact(alice, fund):
     credits_release(hold=hold)  # releasing again changes nothing
     assert credit_balance(account=alice) == 95
     with pytest.raises(Conflict):
-        credits_capture(hold=hold, amount=1)
+        credits_capture(hold=hold, amount=1, idempotency_key="step-3")
 
 
 def test_hold_over_balance_is_402_and_changes_nothing(alice, fund):
@@ -77,16 +77,16 @@ def test_zero_negative_or_fractional_amounts_are_400(alice, fund, amount):
         credits_hold(account=alice, amount=amount, idempotency_key="x")
     hold = credits_hold(account=alice, amount=10, idempotency_key="ok")
     with pytest.raises(ValidationError):
-        credits_capture(hold=hold, amount=amount)
+        credits_capture(hold=hold, amount=amount, idempotency_key="step-1")
     assert credit_balance(account=alice) == 90 and account_of(alice).held == 10
 
 
 def test_capture_more_than_remains_is_400(alice, fund):
     fund(alice, 100)
     hold = credits_hold(account=alice, amount=10, idempotency_key="r")
-    credits_capture(hold=hold, amount=8)
+    credits_capture(hold=hold, amount=8, idempotency_key="step-1")
     with pytest.raises(ValidationError) as caught:
-        credits_capture(hold=hold, amount=3)
+        credits_capture(hold=hold, amount=3, idempotency_key="step-2")
     assert "2 remain" in caught.value.message
     assert_ledger_whole(alice)
 
@@ -94,7 +94,7 @@ def test_capture_more_than_remains_is_400(alice, fund):
 def test_stale_holds_are_released_by_the_periodic_task(alice, fund, settings):
     fund(alice, 100)
     stale = credits_hold(account=alice, amount=30, idempotency_key="old")
-    credits_capture(hold=stale, amount=10)
+    credits_capture(hold=stale, amount=10, idempotency_key="step-1")
     fresh = credits_hold(account=alice, amount=20, idempotency_key="new")
     Hold.objects.filter(pk=stale.pk).update(
         last_activity_at=timezone.now() - timedelta(seconds=settings.BILLING_HOLD_STALE_SECONDS + 5)
@@ -105,6 +105,43 @@ def test_stale_holds_are_released_by_the_periodic_task(alice, fund, settings):
     assert stale.status == HoldStatus.CLOSED and stale.released == 20
     assert fresh.status == HoldStatus.OPEN
     assert (credit_balance(account=alice), account_of(alice).held) == (70, 20)
+    assert_ledger_whole(alice)
+
+
+def test_capture_without_a_stable_key_is_refused_and_a_retried_capture_spends_once(alice, fund):
+    fund(alice, 100)
+    hold = credits_hold(account=alice, amount=40, idempotency_key="research:7")
+    for key in ["", "   "]:
+        with pytest.raises(ValidationError) as caught:
+            credits_capture(hold=hold, amount=10, idempotency_key=key)
+        assert caught.value.code == "invalid_idempotency_key"
+    with pytest.raises(TypeError):
+        credits_capture(hold=hold, amount=10)  # type: ignore[call-arg]  # the key is required
+    hold.refresh_from_db()
+    assert hold.captured == 0
+    for _ in range(3):  # a task retried after a crash captures its step once
+        credits_capture(hold=Hold.objects.get(pk=hold.pk), amount=10, idempotency_key="research:7:step:1")
+    hold.refresh_from_db()
+    assert hold.captured == 10 and account_of(alice).held == 30
+    assert_ledger_whole(alice)
+
+
+def test_touched_hold_survives_the_stale_sweep(alice, fund, settings):
+    fund(alice, 100)
+    working = credits_hold(account=alice, amount=30, idempotency_key="long-research")
+    idle = credits_hold(account=alice, amount=20, idempotency_key="abandoned")
+    long_ago = timezone.now() - timedelta(seconds=settings.BILLING_HOLD_STALE_SECONDS + 5)
+    Hold.objects.filter(pk__in=[working.pk, idle.pk]).update(last_activity_at=long_ago)
+    credits_hold_touch(hold=working)  # still working, nothing captured yet
+    assert holds_release_stale_task.delay().get() == 1
+    working.refresh_from_db()
+    idle.refresh_from_db()
+    assert working.status == HoldStatus.OPEN and working.remaining == 30
+    assert idle.status == HoldStatus.CLOSED and idle.released == 20
+    assert (credit_balance(account=alice), account_of(alice).held) == (70, 30)
+    with pytest.raises(Conflict) as caught:
+        credits_hold_touch(hold=idle)
+    assert caught.value.code == "hold_closed"
     assert_ledger_whole(alice)
 
 
@@ -130,7 +167,11 @@ def test_concurrent_captures_never_exceed_the_hold(fund):
     user = UserFactory()
     fund(user, 100)
     hold = credits_hold(account=user, amount=50, idempotency_key="r")
-    results = run_concurrently(lambda i: credits_capture(hold=Hold.objects.get(pk=hold.pk), amount=7), 20, workers=20)
+    results = run_concurrently(
+        lambda i: credits_capture(hold=Hold.objects.get(pk=hold.pk), amount=7, idempotency_key=f"step-{i}"),
+        20,
+        workers=20,
+    )
     assert sum(status == "ok" for status, _ in results) == 7  # 7 × 7 = 49 ≤ 50 < 56
     hold.refresh_from_db()
     assert hold.captured == 49
