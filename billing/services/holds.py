@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
 from billing.services.ledger import (
+    _applied,
     _check_amount,
     _check_key,
     _existing,
@@ -111,7 +112,7 @@ def credits_capture(*, hold: Hold, amount: int, idempotency_key: str, reference:
             reference=reference or locked.reference or "capture",
             hold=locked,
         )
-        assert entry is not None  # noqa: S101  (held covers it: the hold row is locked)
+        entry = _applied(entry, what="capture", user=user)  # held covers it: the hold row is locked
         locked.captured += amount
         locked.last_activity_at = timezone.now()
         locked.save(update_fields=["captured", "last_activity_at", "modified"])
@@ -156,7 +157,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
                 reference=reason or locked.reference or "release",
                 hold=locked,
             )
-            assert entry is not None  # noqa: S101
+            _applied(entry, what="release", user=locked.account.user)
         locked.released = remaining
         locked.status = HoldStatus.CLOSED
         locked.last_activity_at = timezone.now()

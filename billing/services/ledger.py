@@ -196,6 +196,18 @@ def _post(
         return None  # pragma: no cover
 
 
+class LedgerInvariantError(RuntimeError):
+    """A change the ledger's own rules guarantee did not apply: a bug or a hand-edited row, never user error."""
+
+
+def _applied(entry: CreditEntry | None, *, what: str, user: User) -> CreditEntry:
+    """The entry of a change that must apply. Raises LedgerInvariantError (not `assert`: python -O strips it)."""
+    if entry is None:
+        logger.error("ledger invariant broken: %s did not apply on account of user %s", what, user.pk)
+        raise LedgerInvariantError(f"The ledger refused a {what} that its rules guarantee; nothing was changed.")
+    return entry
+
+
 def _existing(key: str) -> CreditEntry | None:
     return CreditEntry.objects.filter(idempotency_key=key).first()
 
@@ -294,8 +306,7 @@ def credits_refund(*, account: User, charge_key: str, reason: str) -> CreditEntr
         if existing is None:
             raise
         return existing
-    assert entry is not None  # a positive change always applies  # noqa: S101
-    return entry
+    return _applied(entry, what="refund", user=account)  # a positive change always applies
 
 
 def credits_grant(
@@ -313,8 +324,7 @@ def credits_grant(
         if existing is None:
             raise
         return existing, False
-    assert entry is not None  # noqa: S101
-    return entry, True
+    return _applied(entry, what="grant", user=account), True
 
 
 def credits_remove_clamped(*, account: User, amount: int, kind: str, key: str, reference: str) -> tuple[int, int]:
@@ -333,7 +343,7 @@ def credits_remove_clamped(*, account: User, amount: int, kind: str, key: str, r
         shortfall = amount - removed
         note = f"{reference} (shortfall {shortfall}: already spent)" if shortfall else reference
         entry = _post(user=account, amount=-removed, kind=kind, key=key, reference=note)
-        assert entry is not None  # noqa: S101  (the row is locked and removed <= balance)
+        _applied(entry, what="clamped removal", user=account)  # the row is locked and removed <= balance
         return removed, shortfall
 
 

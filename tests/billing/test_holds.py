@@ -145,6 +145,20 @@ def test_touched_hold_survives_the_stale_sweep(alice, fund, settings):
     assert_ledger_whole(alice)
 
 
+def test_capture_the_ledger_cannot_apply_raises_and_changes_nothing(alice, fund):
+    """An invariant check that survives python -O: a raise, not an assert."""
+    from billing.models import CreditAccount
+    from billing.services.ledger import LedgerInvariantError
+
+    fund(alice, 100)
+    hold = credits_hold(account=alice, amount=40, idempotency_key="r")
+    CreditAccount.objects.filter(user=alice).update(held=0)  # a hand-edited row: held no longer covers the hold
+    with pytest.raises(LedgerInvariantError):
+        credits_capture(hold=hold, amount=10, idempotency_key="step-1")
+    hold.refresh_from_db()
+    assert hold.captured == 0 and not CreditEntry.objects.filter(kind=EntryKind.CAPTURE).exists()
+
+
 def test_setup_periodic_tasks_validates_the_schedule():
     out = io.StringIO()
     call_command("setup_periodic_tasks", stdout=out)

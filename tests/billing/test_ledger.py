@@ -200,6 +200,23 @@ def test_ledger_entries_are_append_only(alice, fund):
         entry.delete()
 
 
+def test_billing_rules_are_raised_not_asserted():
+    """`assert` vanishes under python -O; billing's invariants must hold there too."""
+    import ast
+    from pathlib import Path
+
+    import billing
+
+    root = Path(billing.__file__).parent
+    found = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Assert)
+    ]
+    assert found == []
+
+
 @pytest.mark.django_db
 def test_database_refuses_a_negative_balance(alice, fund):
     fund(alice, 5)
