@@ -18,6 +18,7 @@ from billing.services.ledger import (
     credits_grant_signup,
     credits_quote,
     credits_refund,
+    credits_set_admin,
     credits_top_up_admin,
     idempotency_records_purge,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "credits_quote",
     "credits_refund",
     "credits_release",
+    "credits_set_admin",
     "credits_top_up_admin",
     "earnings_pay_for_record",
     "earnings_sweep",

@@ -421,6 +421,21 @@ def credits_top_up_admin(*, account: User, target: int, actor: User | None, note
     return credits_grant_admin(account=account, amount=target - int(locked.balance), actor=actor, note=note)
 
 
+@transaction.atomic
+def credits_set_admin(*, account: User, target: int, actor: User | None, note: str) -> CreditEntry | None:
+    """Set the spendable balance to exactly `target` with one admin adjustment (up or down). None if it is there.
+
+    Raises ValidationError (target not a whole number ≥ 0) and PermissionDenied (actor not staff).
+    """
+    if isinstance(target, bool) or not isinstance(target, int) or target < 0:
+        raise ValidationError("The target must be a whole number ≥ 0.", code="invalid_amount", hint="e.g. 1000")
+    # The row lock makes read-then-adjust one step: a concurrent charge waits, then sees the new balance.
+    locked = CreditAccount.objects.select_for_update().get(pk=credit_account_for(user=account).pk)
+    if locked.balance == target:
+        return None
+    return credits_grant_admin(account=account, amount=target - int(locked.balance), actor=actor, note=note)
+
+
 def idempotency_records_purge() -> int:
     """Forget stored Idempotency-Key answers older than BILLING_IDEMPOTENCY_RETENTION_SECONDS. Returns how many."""
     from datetime import timedelta

@@ -227,6 +227,20 @@ def test_database_refuses_a_negative_balance(alice, fund):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("credits", [0, 10, 99])
+def test_create_account_credits_below_the_signup_grant_sets_that_balance(settings, credits):
+    settings.BILLING_SIGNUP_CREDITS = 100
+    out = io.StringIO()
+    call_command("create_account", "--email", "low@example.com", "--credits", str(credits), stdout=out)
+    user = User.objects.get(email="low@example.com")
+    assert credit_balance(account=user) == credits and f"balance: {credits} credits" in out.getvalue()
+    call_command("create_account", "--email", "low@example.com", "--credits", str(credits), stdout=out)
+    kinds = list(CreditEntry.objects.filter(account__user=user).order_by("id").values_list("kind", "amount"))
+    assert kinds == [(EntryKind.SIGNUP_GRANT, 100), (EntryKind.ADMIN_ADJUST, credits - 100)]
+    assert_ledger_whole(user)
+
+
+@pytest.mark.django_db
 def test_create_account_credits_tops_up_to_n(settings):
     settings.BILLING_SIGNUP_CREDITS = 100
     out = io.StringIO()

@@ -25,8 +25,8 @@ class Command(BaseCommand):
             type=int,
             default=None,
             metavar="N",
-            help="Top the credit balance up to at least N (one admin_adjust ledger entry for the difference; "
-            "nothing if the balance is already N or more), so re-running it never adds twice.",
+            help="Set the spendable credit balance to N, below the signup grant too (one admin_adjust ledger "
+            "entry for the difference, either way; nothing if it is already N), so re-running it never adds twice.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -42,11 +42,9 @@ class Command(BaseCommand):
                 user.is_staff = user.is_superuser = True
                 user.save(update_fields=["is_staff", "is_superuser"])
             if options["credits"] is not None:
-                from billing.services import credit_balance, credits_top_up_admin
+                from billing.services import credit_balance, credits_set_admin
 
-                credits_top_up_admin(
-                    account=user, target=options["credits"], actor=None, note="create_account --credits"
-                )
+                credits_set_admin(account=user, target=options["credits"], actor=None, note="create_account --credits")
                 self.stdout.write(f"balance: {credit_balance(account=user)} credits")
             if options["api_key"]:
                 issued = api_key_create(actor=user, name=options["key_name"])
