@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from billing.metering import parse_idempotency_key
 from billing.models import CreditEntry, Hold
 from billing.selectors import credit_summary_for_user, hold_get_for_user, ledger_list_for_user, pack_list
 from billing.services import checkout_session_create, stripe_webhook_receive
@@ -83,7 +84,9 @@ class CheckoutCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(CheckoutInputSerializer, request.data)
-        session = checkout_session_create(actor=actor_of(request), pack=data["pack"])
+        session = checkout_session_create(
+            actor=actor_of(request), pack=data["pack"], idempotency_key=parse_idempotency_key(request)
+        )
         return Response(
             {"checkout_url": session.url, "session_id": session.stripe_session_id, "pack": session.pack,
              "credits": session.credits},

@@ -361,6 +361,9 @@ STRIPE_WEBHOOK_SECRET = env_secret("STRIPE_WEBHOOK_SECRET", required=False)
 STRIPE_WEBHOOK_TOLERANCE = env_int("STRIPE_WEBHOOK_TOLERANCE", default=300, minimum=1)
 # Only for stripe-mock or a test double; empty = Stripe's real API.
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
+# The API version our requests use and our webhook endpoint must be created with (the pinned SDK's,
+# stripe==16.1.0); a webhook event rendered in another version is refused (400) until they agree.
+STRIPE_API_VERSION = env_str("STRIPE_API_VERSION", "2026-10-28.endive")
 STRIPE_CURRENCY = env_str("STRIPE_CURRENCY", "usd")
 # Credit packs: id -> credits and price in the currency's smallest unit (cents).
 BILLING_PACKS: dict[str, dict[str, int]] = {

@@ -13,13 +13,22 @@ and in the refund entry's reference, and the ledger stays whole.
 
 Out of order: a refund or dispute that arrives before its purchase was processed is stored
 as failed and answered 503, so Stripe delivers it again later; by then the purchase is there.
+
+Trust: a delivery is handled only when its signature verifies, its body is an event object,
+its `api_version` is ours (settings.STRIPE_API_VERSION) and its `livemode` matches our key;
+otherwise it answers 400 and nothing is stored, so Stripe's retries land once the
+configuration agrees. Credits are granted only for a Checkout Session this server created,
+paid (`payment_status == "paid"`) with exactly the row's amount and currency; the session's
+metadata is never trusted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import stripe
@@ -29,7 +38,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from billing.models import CheckoutSession, EntryKind, StripeEvent, StripeEventStatus
-from billing.services.ledger import credit_account_for, credits_grant, credits_remove_clamped
+from billing.services.ledger import _check_key, credit_account_for, credits_grant, credits_remove_clamped
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, ValidationError
 
@@ -64,38 +73,58 @@ def pack_get(pack: object) -> dict[str, int]:
     return packs[pack]
 
 
-def checkout_session_create(*, actor: User, pack: str) -> CheckoutSession:
+@lru_cache(maxsize=4)
+def _client(api_key: str, api_base: str, api_version: str) -> stripe.StripeClient:
+    """One SDK client per configuration; never the module's global state (api_base, api_key)."""
+    return stripe.StripeClient(
+        api_key,
+        stripe_version=api_version,
+        base_addresses={"api": api_base} if api_base else None,
+        max_network_retries=2,  # safe: every POST carries our idempotency key
+    )
+
+
+def stripe_client() -> stripe.StripeClient:
+    """The Stripe SDK client for the configured key, API base and API version."""
+    return _client(settings.STRIPE_SECRET_KEY, settings.STRIPE_API_BASE, settings.STRIPE_API_VERSION)
+
+
+def checkout_session_create(*, actor: User, pack: str, idempotency_key: str | None = None) -> CheckoutSession:
     """Create a Stripe Checkout Session for a credit pack; pay at its `url`. Credits come with the webhook.
 
-    Raises ValidationError (unknown pack), ServiceUnavailable (Stripe off or unreachable), PermanentError.
+    With an idempotency key, a retry returns the same session (Stripe answers the same key once).
+    Raises ValidationError (unknown pack, bad key), ServiceUnavailable (Stripe off or unreachable),
+    PermanentError.
     """
     chosen = pack_get(pack)
+    caller_key = _check_key(idempotency_key) if idempotency_key is not None else uuid.uuid4().hex
     if not settings.USE_STRIPE:
         raise _purchases_disabled()
-    if settings.STRIPE_API_BASE:
-        stripe.api_base = settings.STRIPE_API_BASE
     base = settings.EXOGRAPH_PUBLIC_URL.rstrip("/")
     account = credit_account_for(user=actor)
     # Called outside any transaction: never hold a database transaction open across Stripe.
     try:
-        session = stripe.checkout.Session.create(
-            api_key=settings.STRIPE_SECRET_KEY,
-            mode="payment",
-            line_items=[
-                {
-                    "quantity": 1,
-                    "price_data": {
-                        "currency": settings.STRIPE_CURRENCY,
-                        "unit_amount": chosen["price"],
-                        "product_data": {"name": f"{chosen['credits']:,} ExoGraph credits"},
-                    },
-                }
-            ],
-            client_reference_id=str(actor.pk),
-            customer_email=actor.email,
-            metadata={"user_id": str(actor.pk), "pack": pack, "credits": str(chosen["credits"])},
-            success_url=f"{base}/billing/?checkout=success",
-            cancel_url=f"{base}/billing/?checkout=cancelled",
+        session = stripe_client().v1.checkout.sessions.create(
+            params={
+                "mode": "payment",
+                "line_items": [
+                    {
+                        "quantity": 1,
+                        "price_data": {
+                            "currency": settings.STRIPE_CURRENCY,
+                            "unit_amount": chosen["price"],
+                            "product_data": {"name": f"{chosen['credits']:,} ExoGraph credits"},
+                        },
+                    }
+                ],
+                "client_reference_id": str(actor.pk),
+                "customer_email": actor.email,
+                "metadata": {"user_id": str(actor.pk), "pack": pack, "credits": str(chosen["credits"])},
+                "success_url": f"{base}/billing/?checkout=success",
+                "cancel_url": f"{base}/billing/?checkout=cancelled",
+            },
+            # The SDK's own retries and the caller's retries reuse it: one session per purchase.
+            options={"idempotency_key": f"checkout:{actor.pk}:{pack}:{caller_key}"},
         )
     except stripe.APIConnectionError as exc:
         raise ServiceUnavailable("Stripe is unreachable.", code="stripe_unavailable") from exc
@@ -104,15 +133,67 @@ def checkout_session_create(*, actor: User, pack: str) -> CheckoutSession:
         raise PermanentError(
             "Stripe refused to create the checkout session.", code="stripe_error", hint="Try again later."
         ) from exc
-    return CheckoutSession.objects.create(
+    checkout, _ = CheckoutSession.objects.get_or_create(
         stripe_session_id=str(session.id),
-        account=account,
-        pack=pack,
-        credits=chosen["credits"],
-        price=chosen["price"],
-        currency=settings.STRIPE_CURRENCY,
-        url=str(getattr(session, "url", "") or ""),
+        defaults={
+            "account": account,
+            "pack": pack,
+            "credits": chosen["credits"],
+            "price": chosen["price"],
+            "currency": settings.STRIPE_CURRENCY,
+            "url": str(getattr(session, "url", "") or ""),
+        },
     )
+    return checkout
+
+
+def _invalid_payload(why: str) -> ValidationError:
+    return ValidationError(
+        f"The webhook body is not a Stripe event object: {why}.",
+        code="invalid_payload",
+        hint="Send the event exactly as Stripe delivers it.",
+    )
+
+
+def _parse_event(payload: bytes) -> dict[str, Any]:
+    """The verified body as an event dict. Raises ValidationError (400) for anything else."""
+    try:
+        data = json.loads(payload)
+    except ValueError as exc:  # also UnicodeDecodeError
+        raise _invalid_payload("not JSON") from exc
+    if not isinstance(data, dict) or data.get("object") != "event":
+        raise _invalid_payload('not an object with "object": "event"')
+    for field in ("id", "type", "api_version"):
+        if not isinstance(data.get(field), str) or not data[field]:
+            raise _invalid_payload(f'"{field}" is not a string')
+    if not isinstance(data.get("livemode"), bool):
+        raise _invalid_payload('"livemode" is not a boolean')
+    inner = data.get("data")
+    if not isinstance(inner, dict) or not isinstance(inner.get("object"), dict):
+        raise _invalid_payload('"data.object" is not an object')
+    return data
+
+
+def _live_key() -> bool:
+    return str(settings.STRIPE_SECRET_KEY).startswith(("sk_live_", "rk_live_"))
+
+
+def _check_event_fits(data: dict[str, Any]) -> None:
+    """Refuse (400) an event rendered for another API version or from the other mode (test/live)."""
+    if data["api_version"] != settings.STRIPE_API_VERSION:
+        raise ValidationError(
+            f"The event is in Stripe API version {data['api_version'][:40]!r}; this server reads "
+            f"{settings.STRIPE_API_VERSION!r}.",
+            code="unsupported_api_version",
+            hint="Create the webhook endpoint with the API version in STRIPE_API_VERSION (or change the setting).",
+        )
+    if data["livemode"] != _live_key():
+        mode, ours = ("live", "test") if data["livemode"] else ("test", "live")
+        raise ValidationError(
+            f"A {mode}-mode event was sent to a server using a {ours}-mode Stripe key.",
+            code="livemode_mismatch",
+            hint="Point each Stripe mode's webhook at the server that uses that mode's keys.",
+        )
 
 
 def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEvent:
@@ -134,8 +215,11 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
             hint="Webhooks must come from Stripe, signed with the endpoint's secret.",
         )
     try:
-        stripe.Webhook.construct_event(
-            payload, signature, settings.STRIPE_WEBHOOK_SECRET, tolerance=settings.STRIPE_WEBHOOK_TOLERANCE
+        stripe.WebhookSignature.verify_header(
+            payload.decode("utf-8", "replace"),
+            signature,
+            settings.STRIPE_WEBHOOK_SECRET,
+            tolerance=settings.STRIPE_WEBHOOK_TOLERANCE,
         )
     except stripe.SignatureVerificationError as exc:
         raise ValidationError(
@@ -143,11 +227,8 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
             code="invalid_signature",
             hint="Check STRIPE_WEBHOOK_SECRET matches the endpoint's signing secret.",
         ) from exc
-    except ValueError as exc:
-        raise ValidationError("The webhook body is not a Stripe event.", code="invalid_payload") from exc
-    data = json.loads(payload)  # verified: the signature covers these exact bytes
-    if not isinstance(data, dict) or not data.get("id") or not data.get("type"):
-        raise ValidationError("The webhook body is not a Stripe event.", code="invalid_payload")
+    data = _parse_event(payload)  # verified: the signature covers these exact bytes
+    _check_event_fits(data)
     row, created = StripeEvent.objects.get_or_create(
         stripe_event_id=str(data["id"])[:255], defaults={"type": str(data["type"])[:100], "payload": data}
     )
@@ -163,34 +244,37 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
 
 def _session_for_completed(obj: dict[str, Any]) -> CheckoutSession:
     session_id = str(obj.get("id") or "")
-    found = CheckoutSession.objects.select_for_update().filter(stripe_session_id=session_id).first()
-    if found is not None:
-        return found
-    # Not in our table (e.g. our insert failed after Stripe answered): trust the metadata we set.
-    metadata = obj.get("metadata") or {}
-    user_id = str(metadata.get("user_id") or "")
-    user = User.objects.filter(pk=int(user_id)).first() if user_id.isdigit() else None
-    pack = metadata.get("pack")
-    if user is None or pack not in settings.BILLING_PACKS:
-        raise ValidationError(f"Checkout session {session_id} was not created by this server.", code="unknown_session")
-    chosen = settings.BILLING_PACKS[pack]
-    CheckoutSession.objects.get_or_create(
-        stripe_session_id=session_id,
-        defaults={
-            "account": credit_account_for(user=user),
-            "pack": pack,
-            "credits": chosen["credits"],
-            "price": chosen["price"],
-            "currency": str(obj.get("currency") or settings.STRIPE_CURRENCY),
-        },
+    found = (
+        CheckoutSession.objects.select_for_update()
+        .select_related("account__user")
+        .filter(stripe_session_id=session_id)
+        .first()
     )
-    return CheckoutSession.objects.select_for_update().get(stripe_session_id=session_id)
+    if found is None:  # never from metadata alone: anyone can create a session with our metadata
+        raise ValidationError(
+            f"Checkout session {session_id[:100]} was not created by this server.", code="unknown_session"
+        )
+    return found
 
 
 def _handle_checkout_completed(obj: dict[str, Any]) -> str:
-    if obj.get("payment_status") not in ("paid", "no_payment_required"):
+    status = obj.get("payment_status")
+    if status == "unpaid":
         return StripeEventStatus.IGNORED  # async payment methods: granted on async_payment_succeeded
     checkout = _session_for_completed(obj)
+    if status != "paid":  # e.g. no_payment_required (a 100 % discount): nothing was paid for the pack
+        raise ValidationError(
+            f"Checkout session {checkout.stripe_session_id} was not paid (payment_status {str(status)[:30]!r}).",
+            code="not_paid",
+        )
+    amount, currency = obj.get("amount_total"), str(obj.get("currency") or "").lower()
+    if isinstance(amount, bool) or amount != checkout.price or currency != checkout.currency.lower():
+        logger.warning("checkout %s paid amount/currency differ from the pack; not granted", checkout.pk)
+        raise ValidationError(
+            f"Checkout session {checkout.stripe_session_id} paid {str(amount)[:20]} {currency[:8]}, not "
+            f"{checkout.price} {checkout.currency} for {checkout.pack}; no credits granted.",
+            code="amount_mismatch",
+        )
     user = checkout.account.user
     credits_grant(
         account=user,

@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
-import stripe
 from django.db import connection
 from django.db.models import Sum
 
@@ -82,11 +81,18 @@ def fund() -> Callable[[User, int], None]:
 
 
 class FakeStripe:
-    """A loopback stand-in for api.stripe.com: POST /v1/checkout/sessions like the real API."""
+    """A loopback stand-in for api.stripe.com: POST /v1/checkout/sessions like the real API.
+
+    Like Stripe, a request with an Idempotency-Key seen before gets the first answer back.
+    `fail_with` answers every request with that status; `fail_once_retryable` answers the next
+    one 503 with `Stripe-Should-Retry: true` (the SDK retries it).
+    """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
+        self.fail_once_retryable = False
+        self.answers: dict[str, tuple[int, dict[str, Any]]] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -96,36 +102,49 @@ class FakeStripe:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 form = parse_qs(self.rfile.read(length).decode())
-                fake.requests.append({"path": self.path, "form": form, "auth": self.headers.get("Authorization")})
+                key = self.headers.get("Idempotency-Key")
+                fake.requests.append(
+                    {"path": self.path, "form": form, "auth": self.headers.get("Authorization"),
+                     "idempotency_key": key, "stripe_version": self.headers.get("Stripe-Version")}
+                )  # fmt: skip
+                if fake.fail_once_retryable:
+                    fake.fail_once_retryable = False
+                    self._send(503, {"error": {"type": "api_error", "message": "try again"}}, retry="true")
+                    return
                 if fake.fail_with:
                     body = {"error": {"type": "api_error", "message": "boom"}}
-                    self._send(fake.fail_with, body)
+                    self._send(fake.fail_with, body, retry="false")
+                    return
+                if key is not None and key in fake.answers:
+                    self._send(*fake.answers[key])
                     return
                 if self.path != "/v1/checkout/sessions":
                     self._send(404, {"error": {"type": "invalid_request_error", "message": "Unrecognized request URL"}})
                     return
                 session_id = f"cs_test_{uuid.uuid4().hex}"
-                self._send(
-                    200,
-                    {
-                        "id": session_id,
-                        "object": "checkout.session",
-                        "mode": "payment",
-                        "payment_status": "unpaid",
-                        "status": "open",
-                        "amount_total": int(form["line_items[0][price_data][unit_amount]"][0]),
-                        "currency": form["line_items[0][price_data][currency]"][0],
-                        "client_reference_id": form.get("client_reference_id", [None])[0],
-                        "metadata": {k[9:-1]: v[0] for k, v in form.items() if k.startswith("metadata[")},
-                        "url": f"https://checkout.stripe.com/c/pay/{session_id}",
-                    },
-                )
+                answer = {
+                    "id": session_id,
+                    "object": "checkout.session",
+                    "mode": "payment",
+                    "payment_status": "unpaid",
+                    "status": "open",
+                    "amount_total": int(form["line_items[0][price_data][unit_amount]"][0]),
+                    "currency": form["line_items[0][price_data][currency]"][0],
+                    "client_reference_id": form.get("client_reference_id", [None])[0],
+                    "metadata": {k[9:-1]: v[0] for k, v in form.items() if k.startswith("metadata[")},
+                    "url": f"https://checkout.stripe.com/c/pay/{session_id}",
+                }
+                if key is not None:
+                    fake.answers[key] = (200, answer)
+                self._send(200, answer)
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], retry: str | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Request-Id", f"req_{uuid.uuid4().hex[:12]}")
+                if retry is not None:
+                    self.send_header("Stripe-Should-Retry", retry)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -141,13 +160,13 @@ class FakeStripe:
 
 
 @pytest.fixture
-def fake_stripe(settings, monkeypatch) -> Iterator[FakeStripe]:  # type: ignore[no-untyped-def]
+def fake_stripe(settings) -> Iterator[FakeStripe]:  # type: ignore[no-untyped-def]
+    """The fake, reached through the SDK's StripeClient via STRIPE_API_BASE (no global SDK state touched)."""
     fake = FakeStripe()
     settings.STRIPE_SECRET_KEY = "sk_test_fake"
     settings.USE_STRIPE = True
     settings.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET
-    monkeypatch.setattr(stripe, "api_base", fake.url)
-    monkeypatch.setattr(stripe, "max_network_retries", 0)
+    settings.STRIPE_API_BASE = fake.url
     yield fake
     fake.close()
 
@@ -164,18 +183,22 @@ def sign(payload: str, *, secret: str = WEBHOOK_SECRET, timestamp: int | None = 
     return f"t={t},v1={mac}"
 
 
-def event(event_type: str, obj: dict[str, Any], *, event_id: str | None = None) -> str:
+def event(event_type: str, obj: dict[str, Any], *, event_id: str | None = None, **fields: Any) -> str:
+    """A Stripe event body as Stripe sends it (in our API version, test mode); `fields` override its keys."""
+    from django.conf import settings
+
     return json.dumps(
         {
             "id": event_id or f"evt_{uuid.uuid4().hex}",
             "object": "event",
-            "api_version": "2025-01-27.acacia",
+            "api_version": settings.STRIPE_API_VERSION,
             "created": int(time.time()),
             "type": event_type,
             "livemode": False,
             "pending_webhooks": 1,
             "request": {"id": None, "idempotency_key": None},
             "data": {"object": obj},
+            **fields,
         }
     )
 
@@ -183,11 +206,17 @@ def event(event_type: str, obj: dict[str, Any], *, event_id: str | None = None) 
 def completed_session(
     session_id: str, *, user: User, pack: str = "pack_500", payment_intent: str = ""
 ) -> dict[str, Any]:
+    """A paid `checkout.session` object for `pack`: the amount and currency our row expects."""
+    from django.conf import settings
+
     return {
         "id": session_id,
         "object": "checkout.session",
+        "mode": "payment",
         "payment_status": "paid",
         "status": "complete",
+        "amount_total": settings.BILLING_PACKS[pack]["price"],
+        "currency": settings.STRIPE_CURRENCY,
         "payment_intent": payment_intent or f"pi_{uuid.uuid4().hex[:16]}",
         "client_reference_id": str(user.pk),
         "metadata": {"user_id": str(user.pk), "pack": pack},

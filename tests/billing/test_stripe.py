@@ -117,7 +117,9 @@ def test_later_event_delivered_before_earlier_one(client, alice, fake_stripe):
     first = checkout_session_create(actor=alice, pack="pack_500")
     second = checkout_session_create(actor=alice, pack="pack_2000")
     earlier = event("checkout.session.completed", completed_session(first.stripe_session_id, user=alice))
-    later = event("checkout.session.completed", completed_session(second.stripe_session_id, user=alice))
+    later = event(
+        "checkout.session.completed", completed_session(second.stripe_session_id, user=alice, pack="pack_2000")
+    )
     assert deliver(client, later).status_code == 200
     assert deliver(client, earlier).status_code == 200
     assert deliver(client, later).status_code == 200
@@ -152,7 +154,7 @@ def test_partial_refund_then_dispute_takes_back_the_rest(client, alice, fake_str
         client,
         event(
             "checkout.session.completed",
-            completed_session(session.stripe_session_id, user=alice, payment_intent="pi_2"),
+            completed_session(session.stripe_session_id, user=alice, pack="pack_2000", payment_intent="pi_2"),
         ),
     )
     deliver(
@@ -240,7 +242,8 @@ def test_concurrent_deliveries_grant_once(client, fake_stripe):
 
     user = UserFactory()
     session = checkout_session_create(actor=user, pack="pack_10000")
-    payload = event("checkout.session.completed", completed_session(session.stripe_session_id, user=user),
+    payload = event("checkout.session.completed",
+                    completed_session(session.stripe_session_id, user=user, pack="pack_10000"),
                     event_id=f"evt_{uuid.uuid4().hex}")  # fmt: skip
     signature = sign(payload)
 
@@ -254,3 +257,118 @@ def test_concurrent_deliveries_grant_once(client, fake_stripe):
     assert credit_balance(account=user) == 10_000 and purchases(user).count() == 1
     assert StripeEvent.objects.get().deliveries == 10
     assert WEBHOOK_SECRET  # the deliveries above were signed with the endpoint secret
+
+
+# --- trust: what a signed delivery must also be -------------------------------------------
+
+
+def test_checkout_uses_a_stripe_client_and_leaves_the_sdk_globals_alone(alice, fake_stripe, settings):
+    import stripe
+
+    before = (stripe.api_base, stripe.api_key)
+    checkout_session_create(actor=alice, pack="pack_500")
+    assert (stripe.api_base, stripe.api_key) == before  # nothing module-global was mutated
+    sent = fake_stripe.requests[-1]
+    assert sent["auth"] == "Bearer sk_test_fake" and sent["stripe_version"] == settings.STRIPE_API_VERSION
+
+
+def test_checkout_sends_an_idempotency_key_and_a_retried_request_gets_the_same_session(alice_client, fake_stripe):
+    first = alice_client.post("/api/v1/billing/checkout/", {"pack": "pack_500"}, format="json",
+                              HTTP_IDEMPOTENCY_KEY="buy-1")  # fmt: skip
+    again = alice_client.post("/api/v1/billing/checkout/", {"pack": "pack_500"}, format="json",
+                              HTTP_IDEMPOTENCY_KEY="buy-1")  # fmt: skip
+    assert first.status_code == again.status_code == 201
+    assert first.json()["session_id"] == again.json()["session_id"]
+    assert CheckoutSession.objects.count() == 1
+    keys = [r["idempotency_key"] for r in fake_stripe.requests]
+    assert len(keys) == 2 and keys[0] == keys[1] and keys[0] and "buy-1" in keys[0]
+    other = alice_client.post("/api/v1/billing/checkout/", {"pack": "pack_500"}, format="json")
+    assert other.status_code == 201 and other.json()["session_id"] != first.json()["session_id"]
+    assert fake_stripe.requests[-1]["idempotency_key"] not in (None, keys[0])  # a key of its own
+
+
+def test_sdk_retry_of_a_failed_checkout_reuses_the_idempotency_key(alice, fake_stripe):
+    fake_stripe.fail_once_retryable = True
+    session = checkout_session_create(actor=alice, pack="pack_500")
+    assert len(fake_stripe.requests) == 2  # a 503 asking for a retry, then the session
+    assert fake_stripe.requests[0]["idempotency_key"] == fake_stripe.requests[1]["idempotency_key"]
+    assert CheckoutSession.objects.get().stripe_session_id == session.stripe_session_id
+
+
+def test_event_in_another_api_version_is_400_and_nothing_stored(client, alice, fake_stripe):
+    session = checkout_session_create(actor=alice, pack="pack_500")
+    obj = completed_session(session.stripe_session_id, user=alice)
+    response = deliver(client, event("checkout.session.completed", obj, api_version="2019-02-19"))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "unsupported_api_version" and "STRIPE_API_VERSION" in error["hint"]
+    assert credit_balance(account=alice) == 0 and not StripeEvent.objects.exists()
+
+
+def test_event_from_the_other_mode_is_400_and_nothing_stored(client, alice, fake_stripe, settings):
+    session = checkout_session_create(actor=alice, pack="pack_500")
+    obj = completed_session(session.stripe_session_id, user=alice)
+    response = deliver(client, event("checkout.session.completed", obj, livemode=True))  # our key is sk_test_
+    assert response.status_code == 400 and response.json()["error"]["code"] == "livemode_mismatch"
+    settings.STRIPE_SECRET_KEY = "sk_live_fake"
+    response = deliver(client, event("checkout.session.completed", obj, livemode=False))
+    assert response.status_code == 400 and response.json()["error"]["code"] == "livemode_mismatch"
+    assert credit_balance(account=alice) == 0 and not StripeEvent.objects.exists()
+
+
+def test_session_not_in_our_table_grants_nothing_even_with_our_metadata(client, alice, webhooks_on):
+    """Anyone with a Stripe account can create a session carrying our metadata; only our rows count."""
+    obj = completed_session("cs_made_elsewhere", user=alice, pack="pack_10000")
+    assert deliver(client, event("checkout.session.completed", obj)).status_code == 200
+    stored = StripeEvent.objects.get()
+    assert stored.status == StripeEventStatus.FAILED and "not created by this server" in stored.error
+    assert credit_balance(account=alice) == 0 and not CheckoutSession.objects.exists()
+
+
+@pytest.mark.parametrize(("field", "value"), [("amount_total", 1), ("amount_total", None), ("currency", "eur")])
+def test_paid_amount_or_currency_other_than_the_packs_grants_nothing(client, alice, fake_stripe, field, value):
+    session = checkout_session_create(actor=alice, pack="pack_2000")
+    obj = {**completed_session(session.stripe_session_id, user=alice, pack="pack_2000"), field: value}
+    response = deliver(client, event("checkout.session.completed", obj))
+    assert response.status_code == 200 and response.json()["status"] == "failed"
+    stored = StripeEvent.objects.get()
+    assert "no credits granted" in stored.error and "1800 usd" in stored.error
+    assert credit_balance(account=alice) == 0 and not purchases(alice).exists()
+
+
+def test_session_with_no_payment_required_grants_nothing(client, alice, fake_stripe):
+    session = checkout_session_create(actor=alice, pack="pack_500")
+    obj = {**completed_session(session.stripe_session_id, user=alice), "payment_status": "no_payment_required",
+           "amount_total": 0}  # fmt: skip
+    response = deliver(client, event("checkout.session.completed", obj))
+    assert response.status_code == 200 and response.json()["status"] == "failed"
+    assert "not paid" in StripeEvent.objects.get().error
+    assert credit_balance(account=alice) == 0 and not purchases(alice).exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["[1, 2]", '"evt_1"', "null", "42", "not json at all",
+     '{"id": "evt_1", "type": "checkout.session.completed"}',
+     '{"id": "evt_1", "object": "list", "type": "x", "api_version": "V", "livemode": false, "data": {"object": {}}}',
+     '{"id": "evt_1", "object": "event", "type": "checkout.session.completed", "api_version": "V", '
+     '"livemode": false, "data": "cs_1"}',
+     '{"id": "evt_1", "object": "event", "type": "checkout.session.completed", "api_version": "V", '
+     '"livemode": false, "data": {"object": ["cs_1"]}}',
+     '{"id": ["evt_1"], "object": "event", "type": "x", "api_version": "V", "livemode": false, '
+     '"data": {"object": {}}}'],
+)  # fmt: skip
+def test_signed_body_that_is_not_an_event_object_is_400(client, webhooks_on, settings, body):
+    payload = body.replace('"V"', f'"{settings.STRIPE_API_VERSION}"')
+    response = deliver(client, payload)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid_payload"
+    assert not StripeEvent.objects.exists()
+
+
+def test_api_version_default_is_the_pinned_sdks():
+    """Upgrading stripe changes the SDK's version: then create the webhook endpoint with the new one too."""
+    import stripe
+    from django.conf import settings
+
+    assert settings.STRIPE_API_VERSION == stripe.api_version
