@@ -37,7 +37,9 @@ For the documents, chat and research endpoints. Two ways in:
 
    `meter.charge_key` is the idempotency key of the charge (and of a hold): store it to refund
    later (`credits_refund(account=..., charge_key=meter.charge_key, reason=...)`, e.g. when an
-   ingest task fails) or keep the returned Hold for `credits_capture`/`credits_release`.
+   ingest task fails) or keep the returned Hold for `credits_capture` (with a stable key from your
+   ids, e.g. ``f"research:{session.id}:step:{step.id}"``), `credits_hold_touch` (long work between
+   captures) and `credits_release`.
 
 For a hold, `credits_charged` counts the reserved credits and `credits_held` says how many of
 them are a reservation (captured step by step, the rest released; see billing.services.holds).

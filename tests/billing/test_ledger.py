@@ -241,6 +241,15 @@ def test_create_account_credits_below_the_signup_grant_sets_that_balance(setting
 
 
 @pytest.mark.django_db
+def test_create_account_credits_never_removes_an_existing_accounts_credits(settings):
+    settings.BILLING_SIGNUP_CREDITS = 100
+    user = user_create(email="buyer@example.com", password="a-long-enough-password-42")
+    credits_grant_admin(account=user, amount=400, actor=None, note="bought")
+    call_command("create_account", "--email", "buyer@example.com", "--credits", "50", stdout=io.StringIO())
+    assert credit_balance(account=user) == 500
+
+
+@pytest.mark.django_db
 def test_create_account_credits_tops_up_to_n(settings):
     settings.BILLING_SIGNUP_CREDITS = 100
     out = io.StringIO()

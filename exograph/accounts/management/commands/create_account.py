@@ -25,14 +25,16 @@ class Command(BaseCommand):
             type=int,
             default=None,
             metavar="N",
-            help="Set the spendable credit balance to N, below the signup grant too (one admin_adjust ledger "
-            "entry for the difference, either way; nothing if it is already N), so re-running it never adds twice.",
+            help="A new account starts with exactly N credits, below the signup grant too (one admin_adjust "
+            "ledger entry for the difference). An existing account is topped up to N if it has less (credits "
+            "are never removed), so re-running it never adds twice.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         email = options["email"].strip().lower()
         try:
             user = User.objects.filter(email__iexact=email).first()
+            created = user is None
             if user is None:
                 user = user_create(email=email, password=options["password"])
                 self.stdout.write(f"created account {user.email}")
@@ -42,9 +44,11 @@ class Command(BaseCommand):
                 user.is_staff = user.is_superuser = True
                 user.save(update_fields=["is_staff", "is_superuser"])
             if options["credits"] is not None:
-                from billing.services import credit_balance, credits_set_admin
+                from billing.services import credit_balance, credits_set_admin, credits_top_up_admin
 
-                credits_set_admin(account=user, target=options["credits"], actor=None, note="create_account --credits")
+                # A new account's starting balance is exactly N; an existing one may hold bought credits.
+                set_balance = credits_set_admin if created else credits_top_up_admin
+                set_balance(account=user, target=options["credits"], actor=None, note="create_account --credits")
                 self.stdout.write(f"balance: {credit_balance(account=user)} credits")
             if options["api_key"]:
                 issued = api_key_create(actor=user, name=options["key_name"])
