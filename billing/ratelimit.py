@@ -213,7 +213,7 @@ def address_throttle(*, action: str, address: str, count: bool = True, now_ms: i
         key=f"rla:{{{action}:{address[:64]}}}",
         short=(int(rule["per_window"]), window * 1000),
         long=(int(rule["per_day"]), DAY_MS),
-        names=(f"{window} s", "day"),
+        names=(_window_name(window), "day"),
         now_ms=now_ms,
         count=count,
     )
@@ -226,6 +226,13 @@ def address_throttle(*, action: str, address: str, count: bool = True, now_ms: i
             headers={"Retry-After": str(result.retry_after)},
         )
     return result
+
+
+def _window_name(seconds: int) -> str:
+    for unit, size in (("day", 86_400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            return unit if seconds == size else f"{seconds // size} {unit}s"
+    return f"{seconds} s"
 
 
 def ratelimit_redis_check() -> None:

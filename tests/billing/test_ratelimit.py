@@ -206,7 +206,7 @@ def test_signups_are_throttled_per_address(settings):
     refused = _signup(Client(), 3, "203.0.113.7")
     assert refused.status_code == 429
     assert 1 <= int(refused["Retry-After"]) <= 3600
-    assert b"Too many attempts" in refused.content
+    assert b"Too many attempts from your address (3 per hour)" in refused.content
     assert not User.objects.filter(email="farm3@example.com").exists()
     assert _signup(Client(), 4, "198.51.100.2").status_code == 302  # another address is not affected
 
