@@ -170,19 +170,27 @@ def test_day_window_slides_across_the_day_edge(settings):
 
 @pytest.mark.django_db
 def test_readyz_fails_while_the_ratelimit_redis_may_evict_counters(client, settings):
-    limits = redis.Redis.from_url(settings.RATELIMIT_REDIS_URL)
-    before = limits.config_get("maxmemory-policy")["maxmemory-policy"]
-    assert before == "noeviction"
-    assert client.get("/readyz").json()["checks"]["ratelimit_redis"] == "ok"
-    limits.config_set("maxmemory-policy", "allkeys-lru")
-    try:
-        response = client.get("/readyz")
-    finally:
-        limits.config_set("maxmemory-policy", before)
-        limits.close()
+    import tempfile
+    from pathlib import Path
+
+    from exograph.core.embedded import EmbeddedFalkorDB
+
+    assert client.get("/readyz").json()["checks"]["ratelimit_redis"] == "ok"  # the default policy: noeviction
+    with tempfile.TemporaryDirectory(prefix="exo-rl-", dir="/tmp") as directory:  # a short unix socket path
+        evicting = EmbeddedFalkorDB.in_directory(Path(directory))  # its own server: no other test is affected
+        evicting.start()
+        try:
+            limits = redis.Redis.from_url(evicting.url)
+            limits.config_set("maxmemory-policy", "allkeys-lru")
+            limits.close()
+            settings.RATELIMIT_REDIS_URL = evicting.url
+            response = client.get("/readyz")
+        finally:
+            evicting.stop()
     assert response.status_code == 503
     body = response.json()
     assert body["checks"]["ratelimit_redis"].startswith("unavailable")
+    assert body["checks"]["sql"] == body["checks"]["redis"] == "ok"
     assert "noeviction" in body["error"]["message"]
 
 
