@@ -200,3 +200,33 @@ class IdempotentRequest(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.key} ({self.status})"
+
+
+class UsageSource(models.TextChoices):
+    SEARCH = "search", "Entity search"
+    WORLD_ENTITY = "world_entity", "World Graph lookup"
+    CHAT = "chat", "Chat"
+    RESEARCH = "research", "Research"
+
+
+class WorldUsage(TimeStampedModel):
+    """One use of world knowledge contributed by other accounts; billing pays the contributors from it.
+
+    Holds a keyed digest of what was asked, never its text (billing.services.earnings.query_digest),
+    so no one reading billing rows learns what another account searched for.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    querier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    query_digest = models.CharField(max_length=64)
+    source = models.CharField(max_length=16, choices=UsageSource.choices)
+    # Account ids of the contributors whose knowledge was returned (the querier excluded).
+    contributor_ids = models.JSONField(default=list)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["paid_at", "created"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} by {self.querier_id} ({self.id})"

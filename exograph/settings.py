@@ -194,7 +194,7 @@ CACHES = {
         "KEY_PREFIX": "exo",
     }
 }
-# Rate-limit counters live beside the cache, counted by a Lua script (billing).
+# Rate-limit counters (billing). Its Redis must use maxmemory-policy noeviction (/readyz checks).
 RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, 3))
 
 CHANNEL_LAYERS = {
@@ -322,7 +322,7 @@ BILLING_PRICES: dict[str, dict[str, int]] = {
     "list": {"base": 0, "per_unit": 0},
     "status": {"base": 0, "per_unit": 0},
 }
-# Rate limits per plan (fixed windows counted in Redis by a Lua script, see billing/ratelimit.py).
+# Rate limits per plan (sliding windows counted in Redis by a Lua script, see billing/ratelimit.py).
 BILLING_DEFAULT_PLAN = env_str("BILLING_DEFAULT_PLAN", "standard")
 BILLING_PLANS: dict[str, dict[str, int]] = {
     "standard": {
@@ -336,6 +336,20 @@ BILLING_PLANS: dict[str, dict[str, int]] = {
 }
 # Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
 BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Per-address throttles of anonymous endpoints: signup attempts and failed API-key authentications
+# (sliding windows in the rate limiter's Redis, billing/ratelimit.py::address_throttle).
+ANON_THROTTLES: dict[str, dict[str, int]] = {
+    "signup": {
+        "per_window": env_int("THROTTLE_SIGNUPS_PER_HOUR", default=5, minimum=1),
+        "window_seconds": 3600,
+        "per_day": env_int("THROTTLE_SIGNUPS_PER_DAY", default=20, minimum=1),
+    },
+    "api_key": {
+        "per_window": env_int("THROTTLE_FAILED_KEYS_PER_MINUTE", default=20, minimum=1),
+        "window_seconds": 60,
+        "per_day": env_int("THROTTLE_FAILED_KEYS_PER_DAY", default=500, minimum=1),
+    },
+}
 # Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
 # saves that wait on the hot path; a crash may then drop the last split second of charges (never
 # purchases or refunds). See billing/services/ledger.py::_async_commit.

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
+from billing.ratelimit import address_throttle
 from exograph.accounts.forms import ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
@@ -73,6 +74,15 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("accounts:dashboard")
+    if request.method == "POST":
+        try:  # every attempt counts, per client address (anonymous: no account to throttle)
+            address_throttle(action="signup", address=client_ip(request))
+        except RateLimited as exc:
+            response = render(
+                request, "accounts/signup.html", {"form": SignupForm(), "throttled": exc.message}, status=429
+            )
+            response.headers["Retry-After"] = exc.headers["Retry-After"]
+            return response
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
