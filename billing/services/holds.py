@@ -70,6 +70,13 @@ def _locked(hold: Hold) -> Hold:
     return Hold.objects.select_for_update().select_related("account__user").get(pk=hold.pk)
 
 
+def _holder(hold: Hold) -> User:
+    """The hold's account; a deleted account's holds were all released when it was deleted."""
+    if hold.account.user is None:
+        raise Conflict("This hold belongs to a deleted account.", code="hold_closed", hint="Open a new hold.")
+    return hold.account.user
+
+
 def credits_capture(*, hold: Hold, amount: int, idempotency_key: str = "", reference: str = "") -> CreditEntry:
     """Spend `amount` of a hold (a `capture` entry). With a key, a repeat returns the first capture.
 
@@ -78,7 +85,7 @@ def credits_capture(*, hold: Hold, amount: int, idempotency_key: str = "", refer
     _check_amount(amount)
     with transaction.atomic():
         locked = _locked(hold)
-        user = locked.account.user
+        user = _holder(locked)
         key = (
             ledger_key(f"capture:{locked.pk}", user.pk, _check_key(idempotency_key))
             if idempotency_key
@@ -126,7 +133,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
         remaining = locked.remaining
         if remaining > 0:
             entry = _post(
-                user=locked.account.user,
+                user=_holder(locked),
                 amount=remaining,
                 held_change=-remaining,
                 kind=EntryKind.RELEASE,

@@ -192,6 +192,9 @@ def _handle_checkout_completed(obj: dict[str, Any]) -> str:
         return StripeEventStatus.IGNORED  # async payment methods: granted on async_payment_succeeded
     checkout = _session_for_completed(obj)
     user = checkout.account.user
+    if user is None:  # the account was deleted after it opened the checkout: nobody to credit
+        logger.warning("checkout %s completed for a deleted account; refund it", checkout.stripe_session_id)
+        return StripeEventStatus.IGNORED
     credits_grant(
         account=user,
         amount=int(checkout.credits),
@@ -222,6 +225,8 @@ def _revoke(*, payment_intent: object, target: int | None, key: str, what: str) 
     delta = goal - int(checkout.credits_revoked)
     if delta <= 0:
         return StripeEventStatus.PROCESSED
+    if checkout.account.user is None:  # a deleted account's credits went with it
+        return StripeEventStatus.IGNORED
     removed, shortfall = credits_remove_clamped(
         account=checkout.account.user,
         amount=delta,

@@ -18,8 +18,19 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models, router, transaction
 from django.utils import timezone
 
+from billing.services import credit_account_detach, credits_grant_signup
 from exograph.accounts.models import ApiKey, User
-from exograph.core.errors import Conflict, NotFound, RateLimited, Unauthenticated, ValidationError
+from exograph.core.errors import (
+    Conflict,
+    ExoGraphError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unauthenticated,
+    ValidationError,
+)
+from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+from exograph.graphs.services import graph_delete
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +63,42 @@ def user_create(*, email: str, password: str | None) -> User:
         user.set_unusable_password()
     user.save()
     # The signup grant (BILLING_SIGNUP_CREDITS) is written in this same transaction.
-    from billing.services import credits_grant_signup  # billing imports accounts: import here
-
     credits_grant_signup(account=user)
     return user
+
+
+def account_delete(*, actor: User, user: User) -> None:
+    """Delete user's account: graphs (world contributions un-merged), keys and the user; the ledger stays, anonymised.
+
+    Open holds are released and the ledger is detached (billing.services.credit_account_detach).
+    Raises PermissionDenied (someone else's or a platform account) and ServiceUnavailable (graph
+    store down: the account is left as it was, minus the graphs already deleted; retry).
+    """
+    if actor.pk != user.pk and not actor.is_superuser:
+        raise PermissionDenied("You can delete only your own account.", code="forbidden")
+    if user.is_platform:
+        raise PermissionDenied(
+            "Platform accounts own the World Graph and cannot be deleted.", code="platform_account_protected"
+        )
+    # Stop the account first: its keys and sessions are refused while the rest goes.
+    was_active = user.is_active
+    user.is_active = False
+    user.save(update_fields=["is_active"])  # the receivers drop its cached keys
+    try:
+        graph_ids = Graph.objects.filter(owner=user).exclude(pk=WORLD_GRAPH_ID).values_list("pk", flat=True)
+        for graph_id in list(graph_ids):
+            graph_delete(actor=user, graph_id=graph_id)
+    except ExoGraphError:
+        if was_active:
+            user.is_active = True
+            user.save(update_fields=["is_active"])
+        raise
+    with transaction.atomic():
+        credit_account_detach(user=user)
+        revoked = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        user_id = user.pk
+        user.delete()  # cascades to its keys (the receivers forget them), documents and idempotency records
+    logger.info("account %s deleted by %s (%d keys revoked)", user_id, actor.pk, revoked)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -13,9 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from exograph.accounts.forms import ApiKeyForm, LoginForm, SignupForm
+from exograph.accounts.forms import AccountDeleteForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
+    account_delete,
     api_key_create,
     api_key_revoke,
     login_failure_record,
@@ -117,3 +118,19 @@ def api_key_revoke_view(request: HttpRequest, key_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Key {key.display_prefix} revoked.")
     return redirect("accounts:api_keys")
+
+
+@login_required
+def account_delete_view(request: HttpRequest) -> HttpResponse:
+    """Delete my account, after the password: graphs and keys go, the credit ledger stays anonymised."""
+    form = AccountDeleteForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account_delete(actor=request.user, user=request.user)  # type: ignore[arg-type]
+        except ExoGraphError as exc:
+            form.add_error(None, exc.message)
+        else:
+            logout(request)
+            messages.success(request, "Your account has been deleted.")
+            return redirect("accounts:login")
+    return render(request, "accounts/account_delete.html", {"form": form}, status=400 if form.errors else 200)
