@@ -15,15 +15,16 @@ from exograph.core.errors import ExoGraphError
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     ordering = ["email"]
-    list_display = ["email", "is_active", "is_staff", "date_joined"]
+    list_display = ["email", "is_active", "is_staff", "date_joined", "email_verified_at"]
     search_fields = ["email"]
+    readonly_fields = ["email_verified_at"]  # set by the emailed link (with the signup credits), not by hand
     fieldsets = (
         (None, {"fields": ("email", "password")}),
         (
             "Permissions",
             {"fields": ("is_active", "is_staff", "is_superuser", "is_platform", "groups", "user_permissions")},
         ),
-        ("Dates", {"fields": ("last_login", "date_joined")}),
+        ("Dates", {"fields": ("last_login", "date_joined", "email_verified_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
     actions = ["delete_accounts"]

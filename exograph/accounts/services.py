@@ -17,9 +17,13 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models, router, transaction
 from django.utils import timezone
+from django.utils.encoding import force_str
+from django.utils.http import urlsafe_base64_decode
 
 from billing.services import credit_account_detach, credits_grant_signup
+from exograph.accounts.emails import email_verification_tokens
 from exograph.accounts.models import ApiKey, User
+from exograph.accounts.tasks import user_email_verification_send_task
 from exograph.core.errors import (
     Conflict,
     ExoGraphError,
@@ -45,8 +49,12 @@ def _digest(secret: str) -> str:
 
 
 @transaction.atomic
-def user_create(*, email: str, password: str | None) -> User:
-    """Create an account with its signup credits. Raises Conflict if the email is taken, ValidationError on a weak password."""
+def user_create(*, email: str, password: str | None, email_verified: bool = False) -> User:
+    """Create an account. Unverified (signup): emails the verification link after commit; the signup credits come with
+    verification. email_verified=True (operators): verified now, credits granted now.
+
+    Raises Conflict if the email is taken, ValidationError on a weak password.
+    """
     email = User.objects.normalize_email(email.strip()).lower()
     if User.objects.filter(email__iexact=email).exists():
         raise Conflict("An account with this email already exists.", code="email_taken", hint="Log in instead.")
@@ -62,9 +70,76 @@ def user_create(*, email: str, password: str | None) -> User:
     else:
         user.set_unusable_password()
     user.save()
-    # The signup grant (BILLING_SIGNUP_CREDITS) is written in this same transaction.
-    credits_grant_signup(account=user)
+    if email_verified:
+        return user_email_mark_verified(user=user)
+    _verification_email_queue(user.pk)
     return user
+
+
+# --- Email verification ---------------------------------------------------------------
+# Free credits go only to addresses that answer: the signup grant waits for the link.
+
+VERIFICATION_RESEND_SECONDS = 60
+
+
+def _verification_email_queue(user_id: int) -> None:
+    def send() -> None:
+        try:
+            user_email_verification_send_task.delay(user_id)
+        except Exception:  # the broker is down: the account exists and the banner offers to resend
+            logger.exception("could not queue the verification email of account %s", user_id)
+
+    transaction.on_commit(send)
+
+
+@transaction.atomic
+def user_email_mark_verified(*, user: User) -> User:
+    """Mark user's address verified and grant the signup credits; both happen once, however often it is called."""
+    locked = User.objects.select_for_update().get(pk=user.pk)
+    if locked.email_verified_at is None:
+        locked.email_verified_at = timezone.now()
+        locked.save(update_fields=["email_verified_at"])
+        logger.info("account %s verified its email", locked.pk)
+    credits_grant_signup(account=locked)  # once per account (its own idempotency key)
+    user.email_verified_at = locked.email_verified_at
+    return locked
+
+
+def user_email_verify(*, uidb64: str, token: str) -> User:
+    """Verify the address from the emailed link (see user_email_mark_verified). Raises ValidationError on a bad or
+    expired link."""
+    invalid = ValidationError(
+        "This verification link is invalid or has expired.",
+        code="invalid_verification_link",
+        hint="Log in and ask for a new link from the banner at the top of the page.",
+    )
+    try:
+        user_id = int(force_str(urlsafe_base64_decode(uidb64)))
+    except (ValueError, TypeError, OverflowError):
+        raise invalid from None
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        raise invalid
+    if user.email_verified:
+        return user  # a second click, or a mail scanner before the person
+    if not email_verification_tokens.check_token(user, token[:100]):
+        raise invalid
+    return user_email_mark_verified(user=user)
+
+
+def user_email_verification_request(*, actor: User) -> None:
+    """Email actor a new verification link (after commit). Raises Conflict (already verified), RateLimited (once a
+    minute)."""
+    if actor.email_verified:
+        raise Conflict("Your email address is already verified.", code="email_already_verified")
+    if not cache.add(f"email-verify-sent:{actor.pk}", 1, timeout=VERIFICATION_RESEND_SECONDS):
+        raise RateLimited(
+            "A verification email was sent less than a minute ago.",
+            code="verification_email_throttled",
+            hint="Check your inbox and spam folder, or try again in a minute.",
+            headers={"Retry-After": str(VERIFICATION_RESEND_SECONDS)},
+        )
+    _verification_email_queue(actor.pk)
 
 
 def account_delete(*, actor: User, user: User) -> None:

@@ -23,6 +23,8 @@ from exograph.accounts.services import (
     login_failures_clear,
     login_throttle_check,
     user_create,
+    user_email_verification_request,
+    user_email_verify,
 )
 from exograph.core.errors import ExoGraphError, RateLimited
 
@@ -82,7 +84,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, "Welcome to ExoGraph.")
+            messages.success(request, f"Welcome to ExoGraph. We sent a link to {user.email}: open it to get started.")
             return redirect("accounts:dashboard")
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -134,3 +136,25 @@ def account_delete_view(request: HttpRequest) -> HttpResponse:
             messages.success(request, "Your account has been deleted.")
             return redirect("accounts:login")
     return render(request, "accounts/account_delete.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def email_verify(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """The link from the verification email (idempotent: a second click just confirms)."""
+    try:
+        user = user_email_verify(uidb64=uidb64, token=token)
+    except ExoGraphError as exc:
+        return render(request, "accounts/email_verify.html", {"error": exc.message, "hint": exc.hint}, status=400)
+    messages.success(request, f"{user.email} is verified. Your free credits are in your account.")
+    return redirect("accounts:dashboard" if request.user.is_authenticated else "accounts:login")
+
+
+@login_required
+@require_POST
+def email_verification_resend(request: HttpRequest) -> HttpResponse:
+    try:
+        user_email_verification_request(actor=request.user)  # type: ignore[arg-type]
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"We sent a new link to {request.user.email}.")  # type: ignore[union-attr]
+    return redirect("accounts:dashboard")

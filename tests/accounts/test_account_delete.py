@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
+from django.core import mail
 from django.db.models import Sum
 from django.test import Client
 from rest_framework.test import APIClient
 
 from billing.models import CheckoutSession, CreditAccount, CreditEntry, EntryKind, Hold, HoldStatus
-from billing.services import checkout_session_create, credits_grant_admin, credits_hold
+from billing.services import checkout_session_create, credit_balance, credits_grant_admin, credits_hold
 from exograph.accounts.models import ApiKey, User
 from exograph.accounts.services import account_delete, api_key_create
 from exograph.core.errors import PermissionDenied
@@ -33,19 +35,23 @@ def _drop_graph_stores():
         store.store_drop(f"exo:{graph_id}")
 
 
-def _sign_up(email: str) -> tuple[Client, User]:
+def _sign_up_and_verify(email: str, capture) -> tuple[Client, User]:  # type: ignore[no-untyped-def]
     client = Client()
-    response = client.post("/signup/", {"email": email, "password": PASSWORD, "password_confirm": PASSWORD})
+    with capture(execute=True):
+        response = client.post("/signup/", {"email": email, "password": PASSWORD, "password_confirm": PASSWORD})
     assert response.status_code == 302
-    return client, User.objects.get(email=email)
+    link = re.search(r"https?://\S+(/account/verify/\S+/)", mail.outbox[-1].body)
+    assert link and client.get(link.group(1)).status_code == 302
+    return client, User.objects.get(email=email, email_verified_at__isnull=False)
 
 
 def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_world_graph(
     bob,
-    fake_stripe,
-    django_capture_on_commit_callbacks,  # noqa: F811
+    fake_stripe,  # noqa: F811  (the imported fixture)
+    django_capture_on_commit_callbacks,
 ):
-    client, dora = _sign_up("dora@example.com")
+    client, dora = _sign_up_and_verify("dora@example.com", django_capture_on_commit_callbacks)
+    assert credit_balance(account=dora) > 0  # the signup credits
     credits_grant_admin(account=dora, amount=1000, actor=None, note="tests")
     key = api_key_create(actor=dora, name="laptop").secret
     api = APIClient()
@@ -69,7 +75,7 @@ def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_wor
     account = CreditAccount.objects.get(user=dora)
     anonymous_id = account.anonymous_id
     entries_before = set(CreditEntry.objects.filter(account=account).values_list("pk", flat=True))
-    assert len(entries_before) >= 3  # grant, upload charge, hold
+    assert len(entries_before) >= 4  # signup grant, admin grant, upload charge, hold
 
     wrong = client.post("/account/delete/", {"password": "not-my-password"})
     assert wrong.status_code == 400 and User.objects.filter(pk=dora.pk).exists()
