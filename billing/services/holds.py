@@ -67,7 +67,8 @@ def credits_hold(*, account: User, amount: int, idempotency_key: str, reference:
 
 
 def _locked(hold: Hold) -> Hold:
-    return Hold.objects.select_for_update().select_related("account__user").get(pk=hold.pk)
+    # Not the user row: a detached account's user is NULL, and PostgreSQL locks no outer-joined side.
+    return Hold.objects.select_for_update(of=("self", "account")).select_related("account__user").get(pk=hold.pk)
 
 
 def _holder(hold: Hold) -> User:

@@ -214,7 +214,7 @@ def _revoke(*, payment_intent: object, target: int | None, key: str, what: str) 
     if not payment_intent:
         return StripeEventStatus.IGNORED
     checkout = (
-        CheckoutSession.objects.select_for_update()
+        CheckoutSession.objects.select_for_update(of=("self", "account"))
         .select_related("account__user")
         .filter(payment_intent=str(payment_intent), completed_at__isnull=False)
         .first()

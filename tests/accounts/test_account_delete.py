@@ -11,7 +11,16 @@ from django.db.models import Sum
 from django.test import Client
 from rest_framework.test import APIClient
 
-from billing.models import CheckoutSession, CreditAccount, CreditEntry, EntryKind, Hold, HoldStatus
+from billing.models import (
+    CheckoutSession,
+    CreditAccount,
+    CreditEntry,
+    EntryKind,
+    Hold,
+    HoldStatus,
+    StripeEvent,
+    StripeEventStatus,
+)
 from billing.services import checkout_session_create, credit_balance, credits_grant_admin, credits_hold
 from exograph.accounts.models import ApiKey, User
 from exograph.accounts.services import account_delete, api_key_create
@@ -19,7 +28,7 @@ from exograph.core.errors import PermissionDenied
 from exograph.documents.models import Document
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from tests.billing.conftest import fake_stripe  # noqa: F401  (fixture)
+from tests.billing.conftest import completed_session, event, fake_stripe, sign  # noqa: F401  (fixture)
 from tests.documents.conftest import fixture_bytes
 
 pytestmark = pytest.mark.django_db
@@ -122,3 +131,31 @@ def test_admin_deletes_accounts_through_the_service(alice, charlie):
     assert not User.objects.filter(pk=charlie.pk).exists() and User.objects.filter(pk=alice.pk).exists()
     detached = CreditAccount.objects.get(user__isnull=True)
     assert detached.balance == 0 and detached.entries.count() == 2  # the grant and the closing entry
+
+
+def _deliver(client: Client, payload: str):  # type: ignore[no-untyped-def]
+    return client.post(
+        "/api/v1/billing/webhooks/stripe/",
+        data=payload,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=sign(payload),
+    )
+
+
+def test_stripe_events_after_the_account_is_deleted_are_ignored_not_failed(
+    client,
+    alice,
+    fake_stripe,  # noqa: F811  (the imported fixture)
+):
+    paid = checkout_session_create(actor=alice, pack="pack_500")
+    unpaid = checkout_session_create(actor=alice, pack="pack_500")
+    completed = completed_session(paid.stripe_session_id, user=alice, payment_intent="pi_gone")
+    assert _deliver(client, event("checkout.session.completed", completed)).status_code == 200
+    account_delete(actor=alice, user=alice)
+    refund = {"id": "ch_9", "object": "charge", "payment_intent": "pi_gone", "amount": 500, "amount_refunded": 500}
+    late = completed_session(unpaid.stripe_session_id, user=alice)
+    for payload in (event("charge.refunded", refund), event("checkout.session.completed", late)):
+        assert _deliver(client, payload).status_code == 200
+    statuses = list(StripeEvent.objects.order_by("created").values_list("status", flat=True))
+    assert statuses == [StripeEventStatus.PROCESSED, StripeEventStatus.IGNORED, StripeEventStatus.IGNORED]
+    assert CreditAccount.objects.get(user__isnull=True).balance == 0
