@@ -56,6 +56,7 @@ def _sign_up_and_verify(email: str, capture) -> tuple[Client, User]:  # type: ig
 
 def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_world_graph(
     bob,
+    falkordb,
     fake_stripe,  # noqa: F811  (the imported fixture)
     django_capture_on_commit_callbacks,
 ):
@@ -83,13 +84,18 @@ def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_wor
     checkout = checkout_session_create(actor=dora, pack="pack_500")
     account = CreditAccount.objects.get(user=dora)
     anonymous_id = account.anonymous_id
-    entries_before = set(CreditEntry.objects.filter(account=account).values_list("pk", flat=True))
+    fields = ["pk", "account_id", "kind", "amount", "balance_after", "held_change", "reference", "idempotency_key"]
+    snapshot = list(CreditEntry.objects.filter(account=account).order_by("pk").values_list(*fields))
+    entries_before = {row[0] for row in snapshot}
     assert len(entries_before) >= 4  # signup grant, admin grant, upload charge, hold
 
     wrong = client.post("/account/delete/", {"password": "not-my-password"})
     assert wrong.status_code == 400 and User.objects.filter(pk=dora.pk).exists()
     assert client.get("/account/delete/").status_code == 200
-    done = client.post("/account/delete/", {"password": PASSWORD})
+    stores = [graph.store_name for graph in Graph.objects.filter(owner=dora)]
+    assert stores and set(stores) <= set(falkordb.list_graphs())
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post("/account/delete/", {"password": PASSWORD})
     assert done.status_code == 302 and done["Location"] == "/login/"
 
     assert not User.objects.filter(email="dora@example.com").exists()
@@ -98,11 +104,14 @@ def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_wor
     assert not Graph.objects.filter(owner_id=dora.pk).exists()
     assert not Document.objects.filter(owner_id=dora.pk).exists()
     assert store.store_counts("exo:world")["entities"] == 0  # un-merged
+    assert not set(stores) & set(falkordb.list_graphs())  # and its stores dropped
     # The ledger is all still there (nothing rewritten), detached from the person, under its stable anonymous id.
     account.refresh_from_db()
     assert account.user_id is None and account.anonymous_id == anonymous_id
     entries = CreditEntry.objects.filter(account=account)
     assert entries_before < set(entries.values_list("pk", flat=True))
+    # Append-only: the entries written before are untouched; only new ones (release, closing) were added.
+    assert list(CreditEntry.objects.filter(pk__in=entries_before).order_by("pk").values_list(*fields)) == snapshot
     assert account.balance == 0 and account.held == 0
     totals = entries.aggregate(balance=Sum("amount"), held=Sum("held_change"))
     assert totals == {"balance": 0, "held": 0}
