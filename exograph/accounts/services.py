@@ -26,7 +26,6 @@ from exograph.accounts.models import ApiKey, User
 from exograph.accounts.tasks import user_email_verification_send_task
 from exograph.core.errors import (
     Conflict,
-    ExoGraphError,
     NotFound,
     PermissionDenied,
     RateLimited,
@@ -163,7 +162,7 @@ def account_delete(*, actor: User, user: User) -> None:
         graph_ids = Graph.objects.filter(owner=user).exclude(pk=WORLD_GRAPH_ID).values_list("pk", flat=True)
         for graph_id in list(graph_ids):
             graph_delete(actor=user, graph_id=graph_id)
-    except ExoGraphError:
+    except Exception:  # e.g. ServiceUnavailable: give the account back so its owner can retry
         if was_active:
             user.is_active = True
             user.save(update_fields=["is_active"])

@@ -24,10 +24,13 @@ from billing.models import (
 from billing.services import checkout_session_create, credit_balance, credits_grant_admin, credits_hold
 from exograph.accounts.models import ApiKey, User
 from exograph.accounts.services import account_delete, api_key_create
-from exograph.core.errors import PermissionDenied
+from exograph.core import falkor
+from exograph.core.errors import PermissionDenied, ServiceUnavailable
+from exograph.core.scope import Scope
 from exograph.documents.models import Document
 from exograph.graphs import store
 from exograph.graphs.models import Graph
+from exograph.graphs.services import graph_create
 from tests.billing.conftest import completed_session, event, fake_stripe, sign  # noqa: F401  (fixture)
 from tests.documents.conftest import fixture_bytes
 
@@ -168,3 +171,20 @@ def test_stripe_events_after_the_account_is_deleted_are_ignored_not_failed(
     statuses = list(StripeEvent.objects.order_by("created").values_list("status", flat=True))
     assert statuses == [StripeEventStatus.PROCESSED, StripeEventStatus.IGNORED, StripeEventStatus.IGNORED]
     assert CreditAccount.objects.get(user__isnull=True).balance == 0
+
+
+def test_account_delete_with_the_graph_store_down_is_503_and_keeps_the_account_usable(alice, settings, tmp_path):
+    graph = graph_create(actor=alice, name="Shared", scope=Scope.WORLD)
+    credits_grant_admin(account=alice, amount=10, actor=None, note="tests")
+    live = settings.FALKORDB_URL
+    settings.FALKORDB_URL = f"unix://{tmp_path}/dead.sock"
+    falkor._clients.clear()
+    try:
+        with pytest.raises(ServiceUnavailable):
+            account_delete(actor=alice, user=alice)
+    finally:
+        settings.FALKORDB_URL = live
+        falkor._clients.clear()
+    alice.refresh_from_db()
+    assert alice.is_active and Graph.objects.filter(pk=graph.pk).exists()
+    assert CreditAccount.objects.get(user=alice).balance == 10
