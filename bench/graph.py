@@ -165,7 +165,9 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     world = Graph.objects.get(id="world")
     graph_store_ensure(graph=world)
     world.refresh_from_db()
-    contributors = [user_create(email=f"contrib{i}@bench.local", password=BENCH_PASSWORD) for i in range(5)]
+    contributors = [
+        user_create(email=f"contrib{i}@bench.local", password=BENCH_PASSWORD, email_verified=True) for i in range(5)
+    ]
 
     # Each document owns a slice of the entities, its chunks mention entities, and its relations
     # connect random entities (the endpoints join the document's entity list).
@@ -262,7 +264,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     recall = hits / (len(sample) * 10)
     print(f"recall@10 (efRuntime={store.EF_RUNTIME}): {recall:.3f}", flush=True)
 
-    querier = user_create(email="bench@bench.local", password=BENCH_PASSWORD)
+    querier = user_create(email="bench@bench.local", password=BENCH_PASSWORD, email_verified=True)
     key = api_key_create(actor=querier, name="bench").secret
     client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
     search_queries = []

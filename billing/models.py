@@ -34,7 +34,12 @@ class EntryKind(models.TextChoices):
 
 
 class CreditAccount(TimeStampedModel):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credit_account")
+    # When the account is deleted (accounts.services.account_delete) the ledger stays, detached: user becomes
+    # NULL and anonymous_id, fixed at creation, is what names it from then on. No entry is rewritten.
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="credit_account"
+    )
+    anonymous_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     balance = models.BigIntegerField(default=0)
     held = models.BigIntegerField(default=0)
     plan = models.CharField(max_length=32, default="standard")
@@ -46,7 +51,8 @@ class CreditAccount(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} ({self.balance} credits)"
+        owner = self.user if self.user_id is not None else f"deleted account {self.anonymous_id}"
+        return f"{owner} ({self.balance} credits)"
 
 
 class AppendOnlyError(Exception):

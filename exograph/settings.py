@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
 from exograph.core.env import (
+    email_url_settings,
     env_bool,
     env_choice,
     env_db,
@@ -253,6 +255,27 @@ SPECTACULAR_SETTINGS = {
 
 EXOGRAPH_PUBLIC_URL = env_str("EXOGRAPH_PUBLIC_URL", "http://127.0.0.1:8000")
 API_KEY_PREFIX = "exo_"
+
+# --- Email (signup verification links) ---------------------------------------------------
+# EMAIL_URL (smtp://user:password@host:587, smtps://…, console://) or the EMAIL_* variables;
+# with neither, the console backend prints each message (the embedded default).
+_EMAIL_URL = env_secret("EMAIL_URL", required=False)
+_EMAIL: dict[str, Any] = email_url_settings("EMAIL_URL", _EMAIL_URL) if _EMAIL_URL else {}
+EMAIL_BACKEND = _EMAIL.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if env_str("EMAIL_HOST")
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_HOST = _EMAIL.get("EMAIL_HOST") or env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = _EMAIL.get("EMAIL_PORT") or env_int("EMAIL_PORT", default=587, minimum=1)
+EMAIL_HOST_USER = _EMAIL.get("EMAIL_HOST_USER", env_str("EMAIL_HOST_USER"))
+EMAIL_HOST_PASSWORD = _EMAIL.get("EMAIL_HOST_PASSWORD", env_secret("EMAIL_HOST_PASSWORD", required=False))
+EMAIL_USE_TLS = _EMAIL.get("EMAIL_USE_TLS", env_bool("EMAIL_USE_TLS", default=True))
+EMAIL_USE_SSL = _EMAIL.get("EMAIL_USE_SSL", env_bool("EMAIL_USE_SSL", default=False))
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "ExoGraph <no-reply@localhost>")
+# A verification link works this long (Django's token generator reads PASSWORD_RESET_TIMEOUT).
+PASSWORD_RESET_TIMEOUT = env_int("ACCOUNTS_EMAIL_LINK_SECONDS", default=3 * 24 * 3600, minimum=60)
 
 # --- Embeddings (exograph/graphs/embeddings.py) ------------------------------------------
 # local all-MiniLM-L6-v2 (bundled, CPU, offline) by default, or any OpenAI-compatible endpoint.

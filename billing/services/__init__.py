@@ -1,5 +1,6 @@
 """Billing use cases. Every change of a balance goes through billing.services.ledger."""
 
+from billing.services.closing import credit_account_detach
 from billing.services.earnings import earnings_pay_for_record, earnings_query_digest, earnings_record, earnings_sweep
 from billing.services.holds import (
     credits_capture,
@@ -32,6 +33,7 @@ __all__ = [
     "ChargeResult",
     "Quote",
     "checkout_session_create",
+    "credit_account_detach",
     "credit_account_for",
     "credit_balance",
     "credits_capture",

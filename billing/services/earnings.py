@@ -112,7 +112,9 @@ def earnings_pay_for_record(*, record_id: uuid.UUID | str) -> list[CreditEntry]:
         contributors = User.objects.filter(
             pk__in=_contributor_ids(record.contributor_ids, record.querier_id), is_active=True, is_platform=False
         ).order_by("pk")
-        for contributor in contributors if amount > 0 else []:
+        # Earnings are paid only for queries from verified accounts: throwaway signups cannot farm credits.
+        querier_verified = User.objects.filter(pk=record.querier_id, email_verified_at__isnull=False).exists()
+        for contributor in contributors if amount > 0 and querier_verified else []:
             key = f"earning:{record.querier_id}:{contributor.pk}:{digest}"
             if CreditEntry.objects.filter(idempotency_key=key).exists():
                 continue
