@@ -174,6 +174,8 @@ X_FRAME_OPTIONS = "DENY"
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("EXOGRAPH_MAX_REQUEST_BYTES", default=75 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# JSON bodies nested deeper than this answer 400 (exograph.core.parsers); no real request comes close.
+JSON_MAX_DEPTH = env_int("EXOGRAPH_JSON_MAX_DEPTH", default=64, minimum=2)
 
 # Login throttling: failed attempts per account+IP within the window before refusing.
 LOGIN_MAX_FAILURES = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
@@ -229,7 +231,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["billing.ratelimit.AccountRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        # DRF's JSONParser with a nesting-depth limit (JSON_MAX_DEPTH): too deep is a 400, not a RecursionError.
+        "exograph.core.parsers.JSONParser",
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],
