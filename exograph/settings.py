@@ -283,6 +283,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Upload limits. Everything here is checked before anything is charged.
 DOCUMENTS_MAX_BYTES = env_int("DOCUMENTS_MAX_BYTES", default=50 * 1024 * 1024, minimum=1)
 DOCUMENTS_MAX_PAGES = env_int("DOCUMENTS_MAX_PAGES", default=2000, minimum=1)
+# Request bodies, refused at the ASGI edge (exograph.core.middleware) before they are read: uploads may
+# carry a file of DOCUMENTS_MAX_BYTES as base64 (4/3) plus the JSON or multipart around it; every other
+# endpoint takes small JSON bodies. Keys are URL names; others get REQUEST_MAX_BODY_BYTES.
+REQUEST_MAX_BODY_BYTES = env_int("EXOGRAPH_MAX_BODY_BYTES", default=1024 * 1024, minimum=1024)
+DOCUMENTS_UPLOAD_MAX_BODY_BYTES = DOCUMENTS_MAX_BYTES * 4 // 3 + 1024 * 1024
+REQUEST_BODY_LIMITS: dict[str, int] = {
+    "api:documents": DOCUMENTS_UPLOAD_MAX_BODY_BYTES,
+    "documents:list": DOCUMENTS_UPLOAD_MAX_BODY_BYTES,
+}
 DOCUMENTS_MAX_FILENAME_LENGTH = env_int("DOCUMENTS_MAX_FILENAME_LENGTH", default=200, minimum=5)
 # DOCX (zip) pre-checks, before any XML is parsed (libxml2 also caps nesting depth at 256).
 DOCUMENTS_DOCX_MAX_ENTRIES = env_int("DOCUMENTS_DOCX_MAX_ENTRIES", default=2000, minimum=1)
