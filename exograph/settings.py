@@ -9,6 +9,7 @@ DATABASE_URL, REDIS_URL, FALKORDB_URL and DJANGO_SECRET_KEY (see docker/.env.exa
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -64,6 +65,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
+    "axes",
     "exograph.core",
     "exograph.accounts",
     "exograph.graphs",
@@ -86,6 +88,8 @@ MIDDLEWARE = [
     "exograph.accounts.middleware.GraphScopeMiddleware",
     # Adds RateLimit-* headers set by billing.ratelimit.AccountRateThrottle (DRF authenticates lazily).
     "billing.ratelimit.RateLimitHeadersMiddleware",
+    # Turns a login lockout (django-axes) into the 429 page/envelope; keep it last.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "exograph.urls"
@@ -177,9 +181,30 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # JSON bodies nested deeper than this answer 400 (exograph.core.parsers); no real request comes close.
 JSON_MAX_DEPTH = env_int("EXOGRAPH_JSON_MAX_DEPTH", default=64, minimum=2)
 
-# Login throttling: failed attempts per account+IP within the window before refusing.
-LOGIN_MAX_FAILURES = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
-LOGIN_FAILURE_WINDOW_SECONDS = env_int("EXOGRAPH_LOGIN_FAILURE_WINDOW_SECONDS", default=900, minimum=1)
+# Proxies whose X-Forwarded-For is believed: uvicorn reads the same FORWARDED_ALLOW_IPS variable for
+# --forwarded-allow-ips, and exograph.core.proxies.client_ip (login lockout, logs) applies the same list.
+# Addresses or networks; never '*' (anyone could then choose their address).
+FORWARDED_ALLOW_IPS = env_list("FORWARDED_ALLOW_IPS", default=["127.0.0.1"])
+if any(entry.strip() == "*" for entry in FORWARDED_ALLOW_IPS):
+    raise ImproperlyConfigured("FORWARDED_ALLOW_IPS must list your proxies' addresses, not '*'.")
+
+# Login lockout (django-axes): after LOGIN_MAX_FAILURES failed logins an account is locked for the
+# window whatever address the guesses come from, and so is an address whatever accounts it tries.
+AUTHENTICATION_BACKENDS = [
+    "exograph.accounts.lockout.LoginLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("EXOGRAPH_LOGIN_FAILURE_WINDOW_SECONDS", default=900, minimum=60))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "exograph.core.proxies.client_ip"
+AXES_USERNAME_CALLABLE = "exograph.accounts.lockout.login_username"
+AXES_CLIENT_STR_CALLABLE = "exograph.accounts.lockout.login_client_str"
+AXES_LOCKOUT_CALLABLE = "exograph.accounts.views.login_locked_out"
+AXES_VERBOSE = False
+# Attempts are counted in the database (AccessAttempt rows, visible in the admin); no per-login AccessLog rows.
+AXES_DISABLE_ACCESS_LOG = True
 
 # --- Redis, FalkorDB, cache, channels, Celery ---------------------------------------------
 

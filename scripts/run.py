@@ -96,6 +96,7 @@ def main() -> int:
         children.append(("web", spawn([
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
             "--lifespan", "off", "--no-server-header",
+            "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
         ])))  # fmt: skip
         time.sleep(1.5)
         print(
