@@ -120,6 +120,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Under ASGI each request may run on another thread, so persistent connections (CONN_MAX_AGE > 0)
+    # pile up and are never closed; Django's docs say to disable them. psycopg's pool reuses
+    # connections instead, bounded per process (uvicorn worker, Celery child).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("EXOGRAPH_DB_POOL_MIN_SIZE", default=1, minimum=0),
+        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=10, minimum=1),
+        "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ATOMIC_REQUESTS = False
 

@@ -27,7 +27,9 @@ async def _login_attempts(peer: str, attempts: list[tuple[str, str, str]]) -> li
     app = ProxyHeadersMiddleware(application, trusted_hosts=",".join(settings.FORWARDED_ALLOW_IPS))
     transport = httpx.ASGITransport(app=app, client=(peer, 40000))
     statuses: list[int] = []
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    # https, as in production (secure cookies; CSRF then checks the Referer).
+    base = "https://127.0.0.1"
+    async with httpx.AsyncClient(transport=transport, base_url=base, headers={"Referer": f"{base}/login/"}) as client:
         page = await client.get("/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
         assert token is not None
