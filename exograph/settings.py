@@ -12,6 +12,7 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from exograph.core.env import (
@@ -65,6 +66,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
+    "csp",
     "axes",
     "exograph.core",
     "exograph.accounts",
@@ -77,7 +79,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Hands account/key ids to the ASGI access log (exograph.core.middleware.AccessLogMiddleware).
+    "exograph.core.middleware.AccessLogIdsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -185,6 +190,24 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
+# request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
+# The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],  # includes the same-origin WebSocket (ws/wss) in CSP Level 3 browsers
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        # Checkout posts here, then redirects to Stripe's hosted page.
+        "form-action": [SELF, "https://checkout.stripe.com"],
+    },
+}
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("EXOGRAPH_MAX_REQUEST_BYTES", default=75 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
@@ -446,7 +469,20 @@ LOGGING = {
         "json": {"()": "exograph.core.logging.JsonFormatter"},
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json" if LOG_JSON else "plain"}},
+    # Every line passes the redaction filter: no key or secret is ever written, whoever logs it.
+    "filters": {"redact_secrets": {"()": "exograph.core.logging.RedactSecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_JSON else "plain",
+            "filters": ["redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # httpx logs every outbound URL at INFO (the MCP bridge's calls carry search text in query strings).
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }
