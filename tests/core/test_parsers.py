@@ -75,3 +75,13 @@ def test_moderately_nested_json_past_the_setting_is_400(alice_client, settings):
     assert response.json()["error"]["code"] == "json_too_deep"
     ok = alice_client.post("/api/v1/keys/", data='{"name": "k", "x": [[1]]}', content_type="application/json")
     assert ok.status_code == 201
+
+
+def test_json_loads_bounded_refuses_deep_documents_for_plain_django_views():
+    from exograph.core.parsers import JsonTooDeep, json_loads_bounded
+
+    with pytest.raises(JsonTooDeep, match="deeper than 64 levels"):
+        json_loads_bounded(DEEP)
+    with pytest.raises(JsonTooDeep):
+        json_loads_bounded(DEEPER)
+    assert json_loads_bounded('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
