@@ -484,5 +484,7 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # uvicorn's own lines (startup, errors) through the same handler, so the same redaction applies.
+        "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }

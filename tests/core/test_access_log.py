@@ -67,6 +67,7 @@ def test_no_key_reaches_any_log_line(log_output):
     )
     assert [r.status_code for r in responses] == [200, 401, 404, 401]
     logging.getLogger("exograph.tests").warning("a careless line with %s and %s", secret, forged)
+    logging.getLogger("uvicorn.error").error("Exception in ASGI application for %s", f"/x?api_key={secret}")
 
     output = log_output.getvalue()
     for leaked in (secret, secret_part, forged, forged.rsplit("_", 1)[1], "private+question", "private question"):
@@ -78,6 +79,7 @@ def test_no_key_reaches_any_log_line(log_output):
     assert "?" not in "".join(access)
     assert "GET /api/v1/graphs/ 401" in access[1] and "user_id=- api_key_id=-" in access[1]
     assert "a careless line with exo_[redacted]" in output
+    assert "Exception in ASGI application for /x?api_key=[redacted]" in output
 
 
 @pytest.mark.django_db(transaction=True)
