@@ -42,6 +42,9 @@ class RedactSecretsFilter(logging.Filter):
         except Exception:  # a broken format string: keep the record as it is
             return True
         record.msg, record.args = redact(message), None
+        access = getattr(record, "access", None)  # the access log's structured fields (JSON lines)
+        if isinstance(access, dict):
+            record.access = {k: redact(v) if isinstance(v, str) else v for k, v in access.items()}
         if record.exc_info and not record.exc_text:
             record.exc_text = self._formatter.formatException(record.exc_info)
         if record.exc_text:

@@ -99,6 +99,26 @@ def test_shipped_server_commands_turn_uvicorns_access_log_off():
         assert "--no-access-log" in (ROOT / name).read_text(encoding="utf-8"), name
 
 
+@pytest.mark.django_db(transaction=True)
+def test_no_key_reaches_json_log_lines(log_output, settings):
+    from exograph.core.logging import JsonFormatter
+
+    handler = next(
+        h for h in logging.getLogger().handlers if any(isinstance(f, RedactSecretsFilter) for f in h.filters)
+    )
+    previous = handler.formatter
+    handler.setFormatter(JsonFormatter())
+    try:
+        secret = api_key_create(actor=UserFactory(email="alice@example.com"), name="logs").secret
+        statuses = [r.status_code for r in asyncio.run(_requests([("GET", f"/api/v1/{secret}/?key={secret}", {})]))]
+    finally:
+        handler.setFormatter(previous)
+    assert statuses == [404]
+    output = log_output.getvalue()
+    assert '"path": "/api/v1/exo_[redacted]/"' in output
+    assert secret not in output and secret.rsplit("_", 1)[1] not in output
+
+
 def test_json_log_lines_carry_the_access_fields():
     from exograph.core.logging import JsonFormatter
 
