@@ -13,11 +13,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from exograph.core.middleware import AccessLogMiddleware, RequestBodyLimitMiddleware  # noqa: E402
 from exograph.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # One access-log line per request (no query strings); bodies past the endpoint's limit are
+        # refused (413) before Django reads them.
+        "http": AccessLogMiddleware(RequestBodyLimitMiddleware(django_asgi_app)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

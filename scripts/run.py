@@ -95,7 +95,8 @@ def main() -> int:
         ])))  # fmt: skip
         children.append(("web", spawn([
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
-            "--lifespan", "off", "--no-server-header",
+            "--lifespan", "off", "--no-server-header", "--no-access-log",
+            "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
         ])))  # fmt: skip
         time.sleep(1.5)
         print(

@@ -7,7 +7,7 @@ from typing import Any, cast
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from billing.metering import Meter
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
+from exograph.core.parsers import JSONParser
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
 from exograph.documents.serializers import (
     DocumentListItemOutSerializer,
