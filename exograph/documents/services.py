@@ -21,7 +21,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from exograph.accounts.models import User
+from exograph.celery import app as celery_app
 from exograph.core.errors import Conflict, ExoGraphError, NotFound
+from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
@@ -51,6 +53,12 @@ STAGE_PROGRESS = {
     DocumentStage.WRITE: 99,
     DocumentStage.DONE: 100,
 }
+
+# The pipeline's Celery task names (tasks.py registers them; services start the pipeline by name, so
+# the imports run one way, tasks → services).
+PARSE_TASK = "documents.document_parse"
+EMBED_TASK = "documents.document_embed"
+INDEX_TASK = "documents.document_index"
 
 # charge(units, reference) -> the ledger idempotency key used. The REST view passes the billing Meter's.
 Charger = Callable[[int, str], str]
@@ -167,10 +175,8 @@ def document_charge_direct(*, actor: User, key: str) -> Charger:
 
 
 def _pipeline_start(document_id: str) -> None:
-    from exograph.documents.tasks import document_parse_task
-
     try:
-        document_parse_task.delay(document_id)
+        celery_app.signature(PARSE_TASK, args=(document_id,), queue=Queue.INGEST.value).delay()
     except Exception:  # the broker is down: say so on the document and give the credits back
         logger.exception("could not queue document %s", document_id)
         document = Document.objects.select_related("graph", "owner").filter(pk=document_id).first()
