@@ -189,7 +189,7 @@ class DocumentDetailApi(APIView):
     @extend_schema(
         operation_id="documents_delete",
         responses={204: None},
-        summary="Delete a document and its knowledge (world contributions included); no refund",
+        summary="Delete a document and its knowledge (world contributions included); refunded if not processed yet",
     )
     def delete(self, request: Request, document_id: str) -> Response:
         document_delete(actor=actor_of(request), document_id=document_id)

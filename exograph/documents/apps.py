@@ -6,4 +6,4 @@ class DocumentsConfig(AppConfig):
     label = "documents"
 
     def ready(self) -> None:
-        from exograph.documents import tasks  # noqa: F401  (registers the pipeline tasks in every process)
+        from exograph.documents import receivers, tasks  # noqa: F401  (cascade refunds; the pipeline's tasks)

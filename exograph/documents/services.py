@@ -29,6 +29,7 @@ from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
 from exograph.documents.models import (
+    ACTIVE_STATUSES,
     Document,
     DocumentBlob,
     DocumentChunk,
@@ -209,11 +210,13 @@ def _running(document_id: str) -> Document | None:
 def _fail(document: Document, *, stage: str, reason: str) -> None:
     """Mark failed, remove anything written to the graph, drop stage data and refund the charge."""
     updated = Document.objects.filter(
-        pk=document.pk, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]
+        pk=document.pk, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING], deleted_at__isnull=True
     ).update(status=DocumentStatus.FAILED, failure_stage=stage, failure_reason=reason[:2000], modified=timezone.now())
-    document.refresh_from_db()
     if not updated:
+        # Cancelled, deleted, or gone with its graph (whose deletion refunded it): nothing to undo here.
+        logger.info("document %s stopped before failing at %s", document.pk, stage)
         return
+    document.refresh_from_db()
     _cleanup(document)
     _refund(document, reason=f"processing failed at {stage}")
     logger.warning("document %s failed at %s", document.id, stage)
@@ -404,6 +407,8 @@ def document_stage_index(*, document_id: str) -> bool:
             if done:
                 DocumentChunk.objects.filter(document=document).delete()
                 DocumentBlob.objects.filter(document=document).delete()
+        if not done:
+            return  # cancelled, deleted or gone with its graph while the graph was written; _stage cleans up
         document.refresh_from_db()
         document_event_send(document)
         logger.info("document %s processed", document.id)
@@ -474,17 +479,22 @@ def document_retry(*, actor: User, document_id: object, charge: Charger) -> tupl
 
 def document_delete(*, actor: User, document_id: object) -> None:
     """Delete a document: its chunks, mentions, relations it alone supported and its world-graph
-    contributions go; nothing is refunded. Raises NotFound, ServiceUnavailable (graph store down)."""
+    contributions go. A document not processed yet (pending or processing) is refunded, as by cancel;
+    a processed or failed one is not (a failure was refunded already).
+    Raises NotFound, ServiceUnavailable (graph store down)."""
     from exograph.graphs.services import graph_document_remove
 
     document = document_get_for_user(user=actor, document_id=document_id)
-    # Stop a running pipeline first so it cannot write after the removal.
-    Document.objects.filter(pk=document.pk).update(
-        deleted_at=timezone.now(),
-        status=DocumentStatus.CANCELLED
-        if document.status in (DocumentStatus.PENDING, DocumentStatus.PROCESSING)
-        else document.status,
+    now = timezone.now()
+    # Stop a running pipeline first so it cannot write after the removal (conditional: a pipeline
+    # that finishes in between leaves a processed document, which is deleted without a refund).
+    unprocessed = bool(
+        Document.objects.filter(pk=document.pk, status__in=ACTIVE_STATUSES).update(
+            deleted_at=now, status=DocumentStatus.CANCELLED, modified=now
+        )
     )
+    if not unprocessed:
+        Document.objects.filter(pk=document.pk).update(deleted_at=now)
     try:
         graph_document_remove(graph=document.graph, document_id=str(document.id))
     except Exception:
@@ -492,4 +502,17 @@ def document_delete(*, actor: User, document_id: object) -> None:
         raise
     DocumentChunk.objects.filter(document=document).delete()
     DocumentBlob.objects.filter(document=document).delete()
+    if unprocessed:
+        document.refresh_from_db()
+        _refund(document, reason="deleted before processing")
     logger.info("document %s deleted", document.id)
+
+
+def document_refund_unprocessed(*, document: Document) -> None:
+    """Refund a document that is being removed with its graph (or account) before it was processed.
+
+    Called from the Document pre_delete receiver, inside the deleting transaction. Writes a refund entry."""
+    if document.status not in ACTIVE_STATUSES or document.deleted_at is not None:
+        return
+    _refund(document, reason="its graph was deleted before processing")
+    logger.info("document %s removed with graph %s before processing; refunded", document.pk, document.graph_id)
