@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from exograph.accounts.models import User
 from exograph.celery import app as celery_app
-from exograph.core.errors import Conflict, ExoGraphError, NotFound
+from exograph.core.errors import Conflict, ExoGraphError, NotFound, TransientError
 from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.chunking import chunk_blocks
@@ -247,8 +247,12 @@ def _refund(document: Document, *, reason: str) -> None:
     document.refunded = True
 
 
-def _stage(document_id: str, stage: str, work: Callable[[Document], None]) -> bool:
-    """Run one stage; True if the pipeline should continue. Failures are recorded, never raised."""
+def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
+    """Run one stage; True if the pipeline should continue.
+
+    A TransientError (FalkorDB, an embedding or LLM provider down) is raised again while attempts
+    remain, so the Celery task retries the stage with backoff; on the last attempt, and for every
+    other error, the failure is recorded (document failed, graph cleaned, charge refunded), never raised."""
     document = _running(document_id)
     if document is None:
         return False
@@ -262,6 +266,14 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None]) -> bo
     _progress(document, stage=stage, progress=document.progress)
     try:
         work(document)
+    except TransientError as exc:
+        if not last_attempt and _running(document_id) is not None:
+            logger.warning(
+                "document %s: stage %s hit a transient error (%s); the task retries", document_id, stage, exc.code
+            )
+            raise
+        _fail(document, stage=stage, reason=exc.message + (f" {exc.hint}" if exc.hint else ""))
+        return False
     except ExoGraphError as exc:
         _fail(document, stage=stage, reason=exc.message + (f" {exc.hint}" if exc.hint else ""))
         return False
@@ -281,7 +293,7 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None]) -> bo
 # --- stages -------------------------------------------------------------------------------------
 
 
-def document_stage_parse(*, document_id: str) -> bool:
+def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool:
     """Stage 1: parse in the sandbox and chunk; stores the chunks (replacing earlier ones)."""
 
     def work(document: Document) -> None:
@@ -307,13 +319,13 @@ def document_stage_parse(*, document_id: str) -> bool:
                 )
                 for c in chunks
             )
-            Document.objects.filter(pk=document.pk).update(chunk_count=len(chunks))
+            Document.objects.filter(pk=document.pk).update(chunk_count=len(chunks), warnings=[])
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.CHUNK])
 
-    return _stage(document_id, DocumentStage.PARSE, work)
+    return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt)
 
 
-def document_stage_embed(*, document_id: str) -> bool:
+def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool:
     """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch)."""
     from exograph.graphs.embeddings import get_embedder
 
@@ -346,11 +358,12 @@ def document_stage_embed(*, document_id: str) -> bool:
                 _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
             extraction = extracting.result()
         DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extraction))
+        Document.objects.filter(pk=document.pk).update(warnings=extraction.warnings)
 
-    return _stage(document_id, DocumentStage.EMBED, work)
+    return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt)
 
 
-def document_stage_index(*, document_id: str) -> bool:
+def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool:
     """Stage 3: extract entities and relations, write the graph (and the world graph), mark processed."""
     from exograph.graphs.services import graph_document_write
     from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
@@ -401,6 +414,7 @@ def document_stage_index(*, document_id: str) -> bool:
                 progress=100,
                 entity_count=len(extraction.entities),
                 relation_count=len(extraction.relations),
+                warnings=extraction.warnings,
                 processed_at=timezone.now(),
                 modified=timezone.now(),
             )
@@ -413,7 +427,7 @@ def document_stage_index(*, document_id: str) -> bool:
         document_event_send(document)
         logger.info("document %s processed", document.id)
 
-    return _stage(document_id, DocumentStage.EXTRACT, work)
+    return _stage(document_id, DocumentStage.EXTRACT, work, last_attempt=last_attempt)
 
 
 # --- user actions -------------------------------------------------------------------------------
@@ -463,6 +477,7 @@ def document_retry(*, actor: User, document_id: object, charge: Charger) -> tupl
             "progress": 0,
             "failure_stage": "",
             "failure_reason": "",
+            "warnings": [],
             "attempts": locked.attempts + 1,
             "modified": timezone.now(),
         }

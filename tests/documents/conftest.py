@@ -149,3 +149,15 @@ def docx_declaring_pages(paragraphs: list[str], *, pages: int) -> bytes:
         f'<?xml version="1.0"?><w:document xmlns:w="{W_NS}"><w:body>{body}</w:body></w:document>',
         extra={"docProps/app.xml": app.encode()},
     )
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks_retry_like_a_worker():  # type: ignore[no-untyped-def]
+    """Eager tasks retry as a worker's would. With eager propagation on, Celery raises a task's Retry to
+    the caller instead of running the retry (celery.app.trace: on_error re-raises when propagating)."""
+    from exograph.celery import app
+
+    previous = app.conf.task_eager_propagates
+    app.conf.task_eager_propagates = False
+    yield
+    app.conf.task_eager_propagates = previous

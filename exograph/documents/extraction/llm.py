@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from exograph.chat.llm import LLMPermanentError, llm_chat_complete
+from exograph.core.errors import ExoGraphError, ServiceUnavailable
 from exograph.documents.extraction.offline import OfflineExtractor
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import (
@@ -110,7 +112,13 @@ def llm_output_validate(content: str) -> tuple[list[Entity], list[tuple[str, str
 
 
 class LLMExtractor:
-    """Structured extraction through the OpenAI-compatible LLM; invalid output retried once, then offline."""
+    """Structured extraction through the OpenAI-compatible LLM.
+
+    A transient LLM failure (LLMTransientError: down, 5xx, 429, timeout) propagates, so the pipeline
+    task retries the stage with backoff (and fails and refunds the document once retries run out).
+    Invalid output is asked again once; a permanent refusal (LLMPermanentError, no LLM configured)
+    stops asking. Passages the LLM did not extract go to the offline extractor, and the result
+    carries an `llm_extractor_fallback` warning that the document shows its owner."""
 
     name = "llm"
 
@@ -118,13 +126,12 @@ class LLMExtractor:
         self.fallback = fallback or OfflineExtractor()
 
     def extract(self, chunks: Sequence[ChunkLike]) -> Extraction:
-        from exograph.chat.llm import LLMError, llm_chat_complete
-
         result = Extraction()
         failed: list[ChunkLike] = []
+        refusal: ExoGraphError | None = None
         for chunk in chunks:
             parsed = None
-            for _attempt in range(2):
+            for _attempt in range(0 if refusal else 2):
                 try:
                     reply = llm_chat_complete(
                         messages=[
@@ -137,8 +144,9 @@ class LLMExtractor:
                     break
                 except InvalidLLMOutput as exc:
                     logger.info("llm extraction output invalid for chunk %s: %s", chunk.id, exc)
-                except LLMError as exc:
-                    logger.warning("llm extraction failed for chunk %s: %s", chunk.id, exc.message)
+                except (LLMPermanentError, ServiceUnavailable) as exc:
+                    logger.warning("llm extraction refused for chunk %s (%s)", chunk.id, exc.code)
+                    refusal = exc
                     break
             if parsed is None:
                 failed.append(chunk)
@@ -156,4 +164,12 @@ class LLMExtractor:
             result.entities.extend(offline.entities)
             result.mentions.extend(offline.mentions)
             result.relations.extend(offline.relations)
+            why = refusal.message if refusal else "its output was not valid JSON for the schema"
+            result.warnings.append(
+                {
+                    "code": "llm_extractor_fallback",
+                    "message": f"The LLM extractor did not extract {len(failed)} of {len(chunks)} passages ({why}); "
+                    "the offline extractor was used for them.",
+                }
+            )
         return result

@@ -94,7 +94,12 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
             relations[key3] = Relation(
                 source[0], source[1], target[0], target[1], relation.type, list(relation.chunk_ids), relation.weight
             )
-    return Extraction(entities=entities, mentions=list(mentions.values()), relations=list(relations.values()))
+    return Extraction(
+        entities=entities,
+        mentions=list(mentions.values()),
+        relations=list(relations.values()),
+        warnings=list(extraction.warnings),
+    )
 
 
 # In documents longer than this many chunks, a CONCEPT or DATE seen in one chunk only, with no typed
@@ -119,6 +124,7 @@ def extraction_prune(extraction: Extraction, *, chunk_count: int) -> Extraction:
         entities=[e for e in extraction.entities if e.name in keep],
         mentions=[m for m in extraction.mentions if m.name in keep],
         relations=[r for r in extraction.relations if r.source in keep and r.target in keep],
+        warnings=list(extraction.warnings),
     )
 
 
@@ -131,6 +137,7 @@ def extraction_to_json(extraction: Extraction) -> dict[str, Any]:
             [r.source, r.source_type, r.target, r.target_type, r.type, list(r.chunk_ids), r.weight]
             for r in extraction.relations
         ],
+        "warnings": [dict(w) for w in extraction.warnings],
     }
 
 
@@ -144,4 +151,5 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
             Relation(source, source_type, target, target_type, kind, list(chunk_ids), int(weight))
             for source, source_type, target, target_type, kind, chunk_ids, weight in data["relations"]
         ],
+        warnings=[dict(w) for w in data.get("warnings", [])],
     )

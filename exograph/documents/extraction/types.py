@@ -48,6 +48,8 @@ class Extraction:
     entities: list[Entity] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    # What the document's owner should know about how it was extracted: {"code", "message"} each.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
 
 class Extractor(Protocol):
