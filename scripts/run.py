@@ -24,7 +24,14 @@ sys.path.insert(0, str(ROOT))
 
 from exograph.core.embedded import EmbeddedFalkorDB  # noqa: E402
 from exograph.core.env import env_float  # noqa: E402
-from exograph.core.supervisor import ProcessService, StopStep, StoreService, Supervisor, say  # noqa: E402
+from exograph.core.supervisor import (  # noqa: E402
+    ProcessService,
+    StopStep,
+    StoreService,
+    Supervisor,
+    celery_worker_stop_steps,
+    say,
+)
 
 VAR = Path(os.environ.get("EXOGRAPH_VAR_DIR", ROOT / "var"))
 PYTHON = sys.executable
@@ -100,8 +107,7 @@ def main() -> int:
             "-Q", "default,ingest,research,billing", "--without-gossip", "--without-mingle",
         ],
         cwd=ROOT,
-        # Warm (finish the current task), then cold: acks_late tasks cut short are requeued at once.
-        stop_steps=(StopStep(signal.SIGTERM, WORKER_STOP_GRACE), StopStep(signal.SIGQUIT, 30.0)),
+        stop_steps=celery_worker_stop_steps(WORKER_STOP_GRACE),
     )  # fmt: skip
     web = ProcessService("web", [
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,

@@ -61,6 +61,14 @@ class StopStep:
     seconds: float
 
 
+def celery_worker_stop_steps(grace_seconds: float) -> tuple[StopStep, ...]:
+    """Warm shutdown (finish the current task) for grace_seconds, then cold (cancel; acks_late work is requeued)."""
+    # SIGQUIT is Celery's cold shutdown: it cancels the running tasks, and with task_acks_late +
+    # task_reject_on_worker_lost their messages go straight back to the queue (not after the visibility timeout).
+    # Not worker_soft_shutdown_timeout: that sleeps the whole timeout even when the task finishes early.
+    return (StopStep(signal.SIGTERM, grace_seconds), StopStep(signal.SIGQUIT, 30.0))
+
+
 class Service:
     """One supervised thing: started, checked for liveness, stopped."""
 

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import pytest
 import redis
+from celery import Celery
 from django.conf import settings
 
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.env import redis_db_url
+from exograph.core.supervisor import ProcessService, StopStep
 
 # Variables of the session's own services; a fault test's processes get the throwaway server's instead.
 SESSION_ENV_VARS = ("DATABASE_URL", "REDIS_URL", "FALKORDB_URL", "CELERY_BROKER_URL", "RATELIMIT_REDIS_URL")
@@ -84,30 +86,36 @@ def throwaway_tcp_store(short_tmp: Path) -> Iterator[EmbeddedFalkorDB]:
 
 @dataclass
 class WorkerProcess:
-    """A real `celery worker` subprocess and its log file."""
+    """A real `celery worker` subprocess, its log file, and the supervisor's handle to stop it."""
 
-    process: subprocess.Popen[bytes]
+    service: ProcessService
     log_path: Path
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self.service.process is not None
+        return self.service.process
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)  # cold shutdown: nothing of a test should wait for a task
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        """Stop by the service's stop steps (the fixture's default: cold shutdown, then SIGKILL)."""
+        self.service.stop(hurry=lambda: False)
 
 
 @pytest.fixture
 def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
-    """Start `celery worker` (prefork, like `make run`) on a broker URL; every worker is stopped afterwards."""
+    """Start `celery worker` (prefork, 2 processes: like `make run`) on a broker URL; every worker is stopped afterwards."""
     workers: list[WorkerProcess] = []
 
-    def start(*, redis_url: str, broker_url: str, queues: str = "default", extra_env: dict[str, str] | None = None):
+    def start(
+        *,
+        redis_url: str,
+        broker_url: str,
+        queues: str = "default",
+        stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
+    ) -> WorkerProcess:
         index = len(workers)
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
         env.update(
@@ -117,48 +125,47 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
             CELERY_TASK_ALWAYS_EAGER="0",
             DJANGO_SECRET_KEY=settings.SECRET_KEY,
             EXOGRAPH_VAR_DIR=str(short_tmp / f"worker-var-{index}"),
-            **(extra_env or {}),
         )
+        args = [
+            sys.executable, "-m", "celery", "-A", "exograph", "worker",
+            "--include", "tests.faults.tasks", "-Q", queues,
+            "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
+            "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
+        ]  # fmt: skip
+        service = ProcessService(f"worker {index}", args, cwd=Path(settings.BASE_DIR), stop_steps=stop_steps, env=env)
         log_path = short_tmp / f"worker-{index}.log"
         with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "exograph",
-                    "worker",
-                    "--include",
-                    "tests.faults.tasks",
-                    "-Q",
-                    queues,
-                    "--pool",
-                    "prefork",
-                    "--concurrency",
-                    "1",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "-l",
-                    "info",
-                    "-n",
-                    f"fault-{os.getpid()}-{index}@%h",
-                ],  # fmt: skip
-                cwd=str(settings.BASE_DIR),
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+            service.process = subprocess.Popen(
+                args, cwd=service.cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-        worker = WorkerProcess(process=process, log_path=log_path)
+        worker = WorkerProcess(service=service, log_path=log_path)
         workers.append(worker)
-        wait_until(lambda: " ready." in worker.log() or process.poll() is not None, timeout=90, what="worker ready")
-        assert process.poll() is None, worker.log()[-3000:]
+        wait_until(
+            lambda: " ready." in worker.log() or worker.process.poll() is not None, timeout=90, what="worker ready"
+        )
+        assert worker.process.poll() is None, worker.log()[-3000:]
         return worker
 
     yield start
     for worker in workers:
+        worker.service.stop_steps = (StopStep(signal.SIGQUIT, 30.0),)
         worker.stop()
+
+
+def send_probe(broker_url: str, *, marker_dir: Path, run_seconds: float) -> None:
+    """Queue one probe task (tests/faults/tasks.py) on the default queue of broker_url."""
+    sender = Celery("fault-sender", broker=broker_url)
+    try:
+        sender.send_task(
+            "tests.faults.probe", kwargs={"marker_dir": str(marker_dir), "run_seconds": run_seconds}, queue="default"
+        )
+    finally:
+        sender.close()
+
+
+def lines(path: Path) -> int:
+    """How many lines the probe wrote to path (0 when it does not exist yet)."""
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 def broker_urls(server: EmbeddedFalkorDB, *, tcp: bool) -> tuple[str, str]:
