@@ -25,6 +25,7 @@ from django.conf import settings
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.env import redis_db_url
 from exograph.core.supervisor import ProcessService, StopStep
+from tests.graphs.conftest import write_doc  # noqa: F401 (the graph-writing fixture, for the graph store tests)
 
 # Variables of the session's own services; a fault test's processes get the throwaway server's instead.
 SESSION_ENV_VARS = ("DATABASE_URL", "REDIS_URL", "FALKORDB_URL", "CELERY_BROKER_URL", "RATELIMIT_REDIS_URL")
@@ -51,7 +52,7 @@ def short_tmp() -> Iterator[Path]:
     """A directory under /tmp (unix socket paths must stay short), removed afterwards."""
     path = Path(tempfile.mkdtemp(prefix="exo-fault-", dir="/tmp"))
     yield path
-    if not os.environ.get("EXO_KEEP_FAULT_TMP"):
+    if not os.environ.get("EXO_KEEP_FAULT_TMP"):  # set it to keep the logs of a failing fault test
         shutil.rmtree(path, ignore_errors=True)
 
 

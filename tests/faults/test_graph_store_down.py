@@ -14,7 +14,7 @@ import pytest
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.scope import Scope
 from exograph.graphs.services import graph_create
-from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS, write_doc  # noqa: F401
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 # transaction=True: the search runs in a thread (its own database connection) and must see the committed rows.
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
@@ -42,7 +42,10 @@ def _search(client) -> Any:  # type: ignore[no-untyped-def]
 
 
 def test_search_with_the_graph_store_down_is_503_naming_it_and_recovers(
-    alice, alice_client, write_doc, own_graph_store  # noqa: F811
+    alice,
+    alice_client,
+    write_doc,
+    own_graph_store,
 ):
     graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
@@ -62,7 +65,10 @@ def test_search_with_the_graph_store_down_is_503_naming_it_and_recovers(
 
 
 def test_search_with_the_graph_store_hung_is_503_naming_it_and_recovers(
-    alice, alice_client, write_doc, own_graph_store  # noqa: F811
+    alice,
+    alice_client,
+    write_doc,
+    own_graph_store,
 ):
     graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
