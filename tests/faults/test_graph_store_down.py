@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.scope import Scope
@@ -31,10 +32,14 @@ def own_graph_store(settings, throwaway_store: EmbeddedFalkorDB) -> EmbeddedFalk
 def _search(client) -> Any:  # type: ignore[no-untyped-def]
     """GET the entity search in a thread; fail (not hang) if it has not answered within 60 s."""
     box: dict[str, Any] = {}
-    thread = threading.Thread(
-        target=lambda: box.setdefault("response", client.get("/api/v1/entities/search", {"query": "qubit"})),
-        daemon=True,
-    )
+
+    def search() -> None:
+        try:
+            box["response"] = client.get("/api/v1/entities/search", {"query": "qubit"})
+        finally:
+            connections.close_all()  # this thread's own database connection
+
+    thread = threading.Thread(target=search, daemon=True)
     thread.start()
     thread.join(timeout=60)
     assert not thread.is_alive(), "the search hung with the graph store down"

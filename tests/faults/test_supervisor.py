@@ -120,11 +120,12 @@ class Run:
         except httpx.TransportError:
             return False
 
-    def stop(self) -> None:
+    def stop(self, signum: signal.Signals = signal.SIGINT) -> None:
+        """Stop like Ctrl-C (or signum); fail if any child process is left behind."""
         if self.process.poll() is not None:
             return
         children = psutil.Process(self.process.pid).children(recursive=True)
-        self.process.send_signal(signal.SIGINT)
+        self.process.send_signal(signum)
         try:
             self.process.wait(timeout=90)
         except subprocess.TimeoutExpired:
@@ -182,7 +183,7 @@ def test_run_restarts_worker_web_and_store_that_are_killed(run_env, start_run):
     log = run.log()
     for name in ("celery worker", "web", "FalkorDB/Redis"):
         assert f"{name} was killed by SIGKILL" in log and f"{name} restarted" in log, log[-3000:]
-    run.stop()
+    run.stop(signal.SIGTERM)  # how a service manager stops it
     assert run.process.returncode == 0 and "stopped." in run.log()
 
 
