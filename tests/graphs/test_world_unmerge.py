@@ -293,3 +293,11 @@ def test_reembed_keeps_one_vector_per_contributing_document(alice, shared_entity
     lists = store.store_search_vector_lists(world.store_name, vector=alice_vector, k=10, vector_k=30, chunks=False)
     eid = entity_id_for(BOB_NAME, "concept")
     assert next(-score for entity_id, score, _ in lists["entity_vector"] if entity_id == eid) > 0.05
+
+
+def test_search_answers_from_full_text_while_a_vector_index_is_rebuilt(alice, shared_entity) -> None:  # type: ignore[no-untyped-def]
+    world = world_graph()
+    store.query(world.store_name, "DROP VECTOR INDEX FOR (v:EntityVector) ON (v.embedding)")
+    store.query(world.store_name, "DROP VECTOR INDEX FOR (v:ChunkVector) ON (v.embedding)")
+    hits = search_entities(user=alice, query="quantum computing", scope=Scope.WORLD)
+    assert hits and hits[0]["name"] in (ALICE_NAME, BOB_NAME)
