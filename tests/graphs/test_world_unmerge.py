@@ -301,3 +301,21 @@ def test_search_answers_from_full_text_while_a_vector_index_is_rebuilt(alice, sh
     store.query(world.store_name, "DROP VECTOR INDEX FOR (v:ChunkVector) ON (v.embedding)")
     hits = search_entities(user=alice, query="quantum computing", scope=Scope.WORLD)
     assert hits and hits[0]["name"] in (ALICE_NAME, BOB_NAME)
+
+
+def test_entities_written_before_per_document_lists_still_unmerge(alice, bob, shared_entity) -> None:  # type: ignore[no-untyped-def]
+    a_graph, b_graph, a_doc = shared_entity
+    world = world_graph()
+    store.query(
+        world.store_name,
+        "MATCH (e:Entity) SET e.doc_names = NULL, e.doc_descriptions = NULL, e.doc_aliases = NULL, "
+        "e.doc_alias_keys = NULL, e.doc_vkeys = NULL",
+    )
+    b_doc = next(d for d in store.store_document_ids(b_graph.store_name))
+    graph_document_remove(graph=b_graph, document_id=b_doc)
+    assert_counts_exact(world)
+    found = store.store_entities(world.store_name, [entity_id_for(BOB_NAME, "concept")])
+    assert found[entity_id_for(BOB_NAME, "concept")]["description"] == ALICE_DESCRIPTION  # the merged text stays
+    graph_document_remove(graph=a_graph, document_id=a_doc)
+    assert_counts_exact(world)
+    assert (world.entity_count, world.relation_count, world.document_count) == (0, 0, 0)
