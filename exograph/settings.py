@@ -236,7 +236,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "exograph.core.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "exograph.core.api.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "exograph.core.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
