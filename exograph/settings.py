@@ -247,6 +247,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Our PATCH bodies are validated whole (core.api.validated, never partial): keep their required fields.
+    "COMPONENT_SPLIT_PATCH": False,
 }
 
 # --- Product settings ----------------------------------------------------------------------

@@ -78,7 +78,7 @@ GRAPH_SCOPE_HEADER = OpenApiParameter(
 
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key",
-    str,
+    {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
     OpenApiParameter.HEADER,
     required=False,
     description="Up to 200 printable characters. A retry with the same key returns the first answer "

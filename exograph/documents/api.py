@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -119,8 +120,13 @@ class UploadMultipartInSerializer(_UploadOptionsInSerializer):
     filename = serializers.CharField(required=False, max_length=4096, help_text="Default: the part's file name.")
 
 
+@extend_schema_field(OpenApiTypes.BYTE)
+class _Base64Field(serializers.CharField):
+    """A base64 string (format: byte in the schema)."""
+
+
 class UploadBase64InSerializer(_UploadOptionsInSerializer):
-    file_content_base64 = serializers.CharField(help_text="The file's bytes, base64-encoded.")
+    file_content_base64 = _Base64Field(help_text="The file's bytes, base64-encoded.")
     filename = serializers.CharField(max_length=4096, help_text="The file's name, e.g. report.pdf.")
 
 
@@ -160,7 +166,7 @@ class DocumentListCreateApi(APIView):
         file_path = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
-        dry_run = serializers.CharField(required=False)
+        # dry_run (query or body, a JSON boolean too) is read by Meter.from_request (parse_dry_run).
 
     class ListSerializer(serializers.Serializer):
         graph_scope = ScopeField()
