@@ -38,15 +38,16 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     404: "No such object in your account (another account's id is 404 too).",
     409: "Conflicts with the current state (the message says which).",
     413: "The request body or the file is larger than the limit.",
-    415: "Not a PDF or DOCX (the type is read from the content).",
+    415: "The body's Content-Type is not one this endpoint reads (application/json; multipart/form-data for uploads).",
     422: "The Idempotency-Key was used before for a different request.",
     502: "The payment provider refused the request.",
     429: "Rate limit spent: wait for Retry-After seconds (RateLimit-* headers tell the budget).",
     503: "A dependency is down (the message names it); retry later.",
 }
 # Any request may get these: bad scope header or body (400), no key (401), the rate limit (429)
-# and the rate limiter's Redis down (503).
+# and the rate limiter's Redis down (503); one with a body also an unreadable Content-Type (415).
 COMMON_ERRORS = (400, 401, 429, 503)
+BODY_ERRORS = (415,)
 
 
 def api_errors(*statuses: int, **descriptions: str) -> dict[int, OpenApiResponse]:
@@ -87,14 +88,15 @@ IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's AutoSchema plus what every operation shares: X-Graph-Scope and COMMON_ERRORS."""
+    """drf-spectacular's AutoSchema plus what every operation shares: X-Graph-Scope, COMMON_ERRORS (and BODY_ERRORS)."""
 
     def get_override_parameters(self) -> list[Any]:
         return [GRAPH_SCOPE_HEADER, *super().get_override_parameters()]
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
-        for status, response in api_errors(*COMMON_ERRORS).items():
+        common = (*COMMON_ERRORS, *BODY_ERRORS) if self.method in ("POST", "PUT", "PATCH") else COMMON_ERRORS
+        for status, response in api_errors(*common).items():
             if str(status) not in responses:
                 responses[str(status)] = self._get_response_for_code(response, str(status), direction=direction)
         return responses

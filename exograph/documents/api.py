@@ -201,6 +201,7 @@ class DocumentListCreateApi(APIView):
                 415,
                 422,
                 e403="file_path outside the upload root.",
+                e415="Not a PDF or DOCX (the type is read from the content), or a body that is not JSON or multipart.",
                 e404="No graph with this graph_id in your account.",
                 e409="The file is already in the graph as a failed or cancelled document (`document_id`), "
                 "or a request with this Idempotency-Key is still running.",

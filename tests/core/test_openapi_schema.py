@@ -58,10 +58,10 @@ def test_unpaged_lists_are_documented_as_a_results_object(schema, path):
     assert body["type"] == "object" and body["properties"]["results"]["type"] == "array"
 
 
-def test_every_operation_documents_the_error_envelope_for_400_401_429_503(schema):
+def test_every_operation_documents_the_error_envelope_for_400_401_429_503_and_415_with_a_body(schema):
     for path, item in schema["paths"].items():
         for method, operation in item.items():
-            for status in ("400", "401", "429", "503"):
+            for status in ("400", "401", "429", "503", *(["415"] if method in ("post", "patch") else [])):
                 assert status in operation["responses"], (method, path, status)
                 body = _body(schema, path, method, status)
                 assert body["required"] == ["error"], (method, path, status)

@@ -4,7 +4,9 @@ Every operation of the served schema is called in-process (WSGI) with generated 
 alice with a real API key; each answer must be no 5xx, carry a documented status and content
 type, and match the documented response schema (errors included: the one error envelope).
 Bounded: at most MAX_EXAMPLES generated requests per operation, plus the same operations with
-the ids of alice's own objects so the 200 shapes are checked too.
+the ids of alice's own objects and a few real uploads, so the 2xx shapes are checked too; then
+MAX_NEGATIVE_EXAMPLES schema-violating requests per operation, which must get documented 4xx.
+Runs in `make test` (marker `schema`; deselect with -m "not schema").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -38,6 +41,7 @@ from tests.documents.conftest import fixture_bytes
 pytestmark = [pytest.mark.schema, pytest.mark.django_db]
 
 MAX_EXAMPLES = 20
+MAX_NEGATIVE_EXAMPLES = 10
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"  # 4 pages: 9 credits
 OTHER_PDF = "pdf/pm_naacl06-shinyama.pdf"  # 8 pages: 13 credits
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
@@ -66,12 +70,20 @@ def _revoke_all(user: User, *, keep: int | None = None) -> None:
     ApiKey.objects.filter(user=user, revoked_at__isnull=True).exclude(id=keep).update(revoked_at=timezone.now())
 
 
-def _run(operation: Any, key: _Key, failures: list[str], **fixed: Any) -> None:
-    strategy = operation.as_strategy(**fixed) if fixed else operation.as_strategy()
+def _run(
+    operation: Any,
+    key: _Key,
+    failures: list[str],
+    *,
+    mode: GenerationMode = GenerationMode.POSITIVE,
+    examples: int = MAX_EXAMPLES,
+    **fixed: Any,
+) -> None:
+    strategy = operation.as_strategy(generation_mode=mode, **fixed)
 
     @given(case=strategy)
     @settings(
-        max_examples=MAX_EXAMPLES,
+        max_examples=examples,
         deadline=None,
         database=None,
         derandomize=True,
@@ -83,7 +95,7 @@ def _run(operation: Any, key: _Key, failures: list[str], **fixed: Any) -> None:
     try:
         check()
     except (Exception, BaseExceptionGroup) as exc:  # collect every operation's failure, then fail once with all of them
-        failures.append(f"{operation.label}{' ' + str(fixed) if fixed else ''}:\n{exc}")
+        failures.append(f"{operation.label} {mode.value}{' ' + str(fixed) if fixed else ''}:\n{exc}")
 
 
 @pytest.fixture
@@ -185,4 +197,12 @@ def test_every_operation_conforms_to_the_schema_with_a_real_key(api_schema, alic
         for template, make in seeded.items():
             if operation.path.endswith(template):
                 _run(operation, key, failures, path_parameters=make())
+    assert not failures, "\n\n".join(failures)
+
+
+def test_invalid_requests_get_documented_errors_never_a_5xx(api_schema, alice):
+    key = _Key(alice)
+    failures: list[str] = []
+    for result in api_schema.get_all_operations():
+        _run(result.ok(), key, failures, mode=GenerationMode.NEGATIVE, examples=MAX_NEGATIVE_EXAMPLES)
     assert not failures, "\n\n".join(failures)
