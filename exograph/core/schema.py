@@ -17,7 +17,9 @@ class ErrorDetailOutSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Stable machine code, e.g. invalid, not_found, insufficient_credits.")
     message = serializers.CharField(help_text="What went wrong, for people.")
     hint = serializers.CharField(allow_blank=True, help_text="What to do about it.")
-    fields = serializers.JSONField(required=False, help_text="With code invalid: the problems per input field.")
+    fields = serializers.JSONField(  # type: ignore[assignment]
+        required=False, help_text="With code invalid: the problems per input field."
+    )
 
 
 class ErrorOutSerializer(serializers.Serializer):
