@@ -42,8 +42,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     413: "The request body or the file is larger than the limit.",
     415: "The body's Content-Type is not one this endpoint reads (application/json; multipart/form-data for uploads).",
     422: "The Idempotency-Key was used before for a different request.",
-    502: "The payment provider refused the request.",
     429: "Rate limit spent: wait for Retry-After seconds (RateLimit-* headers tell the budget).",
+    502: "The payment provider refused the request.",
     503: "A dependency is down (the message names it); retry later.",
 }
 # Any request may get these: bad scope header or body (400), no key (401), the rate limit (429)

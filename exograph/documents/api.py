@@ -200,7 +200,7 @@ class DocumentListCreateApi(APIView):
                 413,
                 415,
                 422,
-                e403="file_path outside the upload root.",
+                e403="file_path uploads are disabled on this server, or the path is outside the upload root.",
                 e415="Not a PDF or DOCX (the type is read from the content), or a body that is not JSON or multipart.",
                 e404="No graph with this graph_id in your account.",
                 e409="The file is already in the graph as a failed or cancelled document (`document_id`), "
