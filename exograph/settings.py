@@ -302,7 +302,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "exograph.core.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "exograph.core.api.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "exograph.core.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -313,6 +313,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Our PATCH bodies are validated whole (core.api.validated, never partial): keep their required fields.
+    "COMPONENT_SPLIT_PATCH": False,
 }
 
 # --- Product settings ----------------------------------------------------------------------
