@@ -116,7 +116,9 @@ def console_script() -> list[str]:
 
 
 @asynccontextmanager
-async def mcp_stdio(api_url: str, *, key: str, scope: str | None = None) -> AsyncIterator[ClientSession]:
+async def mcp_stdio(
+    api_url: str, *, key: str, scope: str | None = None, errlog: Any = None
+) -> AsyncIterator[ClientSession]:
     """An initialized SDK ClientSession with `exograph-mcp` spawned over stdio against api_url."""
     command = console_script()
     env = {k: v for k, v in os.environ.items() if not k.startswith("EXOGRAPH_")}
@@ -124,7 +126,7 @@ async def mcp_stdio(api_url: str, *, key: str, scope: str | None = None) -> Asyn
     if scope is not None:
         env["EXOGRAPH_GRAPH_SCOPE"] = scope
     params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(settings.BASE_DIR))
-    async with stdio_client(params) as (read, write):
+    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session
