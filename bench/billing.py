@@ -116,7 +116,7 @@ def run(tmp: Path) -> int:
         connection.settings_dict["TEST"]["NAME"] = str(tmp / "bench.sqlite3")
     db_name = connection.creation.create_test_db(verbosity=0, keepdb=False)
     try:
-        user = user_create(email="bench@example.com", password=None)
+        user = user_create(email="bench@example.com", password=None, email_verified=True)
         credits_grant_admin(account=user, amount=10**9, actor=None, note="benchmark")
         key = api_key_create(actor=user, name="bench").secret
         anonymous, client = APIClient(), APIClient()

@@ -4,8 +4,8 @@ Builds a synthetic World Graph (100,000 entities, 300,000 relations, 5,000 chunk
 local embeddings (all-MiniLM-L6-v2) of generated names/descriptions, in its own embedded
 FalkorDB and SQLite database under a temp directory, then times 200 queries of each:
 
-- service: `search_entities(...)` / `world_entity_get(...)` called in-process (query embedding,
-  every FalkorDB round trip and the WorldQueryRecord insert included);
+- service: `entities_search(...)` / `world_entity_lookup(...)` called in-process (query embedding,
+  every FalkorDB round trip and the WorldUsage insert included);
 - REST: the same through Django's test client with API-key auth (URL routing, middleware,
   authentication, serializers, JSON rendering) against the same process.
 
@@ -137,8 +137,12 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     from exograph.graphs import store
     from exograph.graphs.embeddings import get_embedder
     from exograph.graphs.models import Graph
-    from exograph.graphs.selectors import search_entities, world_entity_get
-    from exograph.graphs.services import graph_counts_refresh, graph_store_ensure
+    from exograph.graphs.services import (
+        entities_search,
+        graph_counts_refresh,
+        graph_store_ensure,
+        world_entity_lookup,
+    )
     from exograph.graphs.types import entity_id_for, normalize_name, normalize_type
 
     rng = random.Random(SEED)
@@ -161,7 +165,9 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     world = Graph.objects.get(id="world")
     graph_store_ensure(graph=world)
     world.refresh_from_db()
-    contributors = [user_create(email=f"contrib{i}@bench.local", password=BENCH_PASSWORD) for i in range(5)]
+    contributors = [
+        user_create(email=f"contrib{i}@bench.local", password=BENCH_PASSWORD, email_verified=True) for i in range(5)
+    ]
 
     # Each document owns a slice of the entities, its chunks mention entities, and its relations
     # connect random entities (the endpoints join the document's entity list).
@@ -258,7 +264,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     recall = hits / (len(sample) * 10)
     print(f"recall@10 (efRuntime={store.EF_RUNTIME}): {recall:.3f}", flush=True)
 
-    querier = user_create(email="bench@bench.local", password=BENCH_PASSWORD)
+    querier = user_create(email="bench@bench.local", password=BENCH_PASSWORD, email_verified=True)
     key = api_key_create(actor=querier, name="bench").secret
     client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
     search_queries = []
@@ -293,10 +299,10 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
 
     # warm-up (model load, connection pool, query plans)
     for q in search_queries[:10]:
-        search_entities(user=querier, query=q, n_results=10, scope=Scope.WORLD)
+        entities_search(actor=querier, query=q, n_results=10, scope=Scope.WORLD)
         rest_search(q)
     for e in lookups[:10]:
-        world_entity_get(user=querier, entity=e)
+        world_entity_lookup(actor=querier, entity=e)
         rest_world(e)
 
     # Where the time of a search goes: every FalkorDB read of the service run, by query.
@@ -312,13 +318,13 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
 
     store.reads.ro_query = traced_ro_query  # type: ignore[assignment]
     service_search = timed(
-        lambda q: search_entities(user=querier, query=q, n_results=10, scope=Scope.WORLD), search_queries
+        lambda q: entities_search(actor=querier, query=q, n_results=10, scope=Scope.WORLD), search_queries
     )
     store.reads.ro_query = original_ro_query  # type: ignore[assignment]
     rest_search_ms = timed(rest_search, search_queries)
-    service_world = timed(lambda e: world_entity_get(user=querier, entity=e), lookups)
+    service_world = timed(lambda e: world_entity_lookup(actor=querier, entity=e), lookups)
     rest_world_ms = timed(rest_world, lookups)
-    evidence_world = timed(lambda e: world_entity_get(user=querier, entity=e, evidence=True), lookups)
+    evidence_world = timed(lambda e: world_entity_lookup(actor=querier, entity=e, evidence=True), lookups)
     embed_ms = timed(lambda q: embedder.embed_one(q), search_queries)
 
     def stats(values: list[float]) -> dict[str, float]:
@@ -377,8 +383,8 @@ Loaded in {load_seconds:.0f} s (UNWIND batches through `store.store_document_wri
 Entity vector index: HNSW, cosine, efRuntime={store.EF_RUNTIME}; recall@10 against exact
 numpy search on 100 sampled queries: **{recall:.3f}**.
 
-Service = the selector called in-process (query embedding, FalkorDB round trips, the
-WorldQueryRecord insert). REST = Django test client through API-key auth, middleware and
+Service = the graphs service called in-process (query embedding, FalkorDB round trips, the
+WorldUsage insert). REST = Django test client through API-key auth, middleware and
 serializers in the same process (no network hop).
 """
     (RESULTS / "graph.md").write_text(md)

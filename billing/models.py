@@ -34,7 +34,12 @@ class EntryKind(models.TextChoices):
 
 
 class CreditAccount(TimeStampedModel):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credit_account")
+    # When the account is deleted (accounts.services.account_delete) the ledger stays, detached: user becomes
+    # NULL and anonymous_id, fixed at creation, is what names it from then on. No entry is rewritten.
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="credit_account"
+    )
+    anonymous_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     balance = models.BigIntegerField(default=0)
     held = models.BigIntegerField(default=0)
     plan = models.CharField(max_length=32, default="standard")
@@ -46,7 +51,8 @@ class CreditAccount(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} ({self.balance} credits)"
+        owner = self.user if self.user_id is not None else f"deleted account {self.anonymous_id}"
+        return f"{owner} ({self.balance} credits)"
 
 
 class AppendOnlyError(Exception):
@@ -200,3 +206,33 @@ class IdempotentRequest(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.key} ({self.status})"
+
+
+class UsageSource(models.TextChoices):
+    SEARCH = "search", "Entity search"
+    WORLD_ENTITY = "world_entity", "World Graph lookup"
+    CHAT = "chat", "Chat"
+    RESEARCH = "research", "Research"
+
+
+class WorldUsage(TimeStampedModel):
+    """One use of world knowledge contributed by other accounts; billing pays the contributors from it.
+
+    Holds a keyed digest of what was asked, never its text (billing.services.earnings.query_digest),
+    so no one reading billing rows learns what another account searched for.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    querier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    query_digest = models.CharField(max_length=64)
+    source = models.CharField(max_length=16, choices=UsageSource.choices)
+    # Account ids of the contributors whose knowledge was returned (the querier excluded).
+    contributor_ids = models.JSONField(default=list)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["paid_at", "created"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} by {self.querier_id} ({self.id})"

@@ -13,7 +13,7 @@ logger = logging.getLogger(__name__)
 
 @shared_task(queue=Queue.BILLING.value, acks_late=True)
 def earnings_pay_for_record_task(record_id: str) -> int:
-    """Pay the contributors of one WorldQueryRecord (graphs enqueues this after commit)."""
+    """Pay the contributors of one WorldUsage (earnings_record enqueues this after commit)."""
     from billing.services import earnings_pay_for_record
 
     return len(earnings_pay_for_record(record_id=record_id))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
 from exograph.core.env import (
+    email_url_settings,
     env_bool,
     env_choice,
     env_db,
@@ -194,7 +196,7 @@ CACHES = {
         "KEY_PREFIX": "exo",
     }
 }
-# Rate-limit counters live beside the cache, counted by a Lua script (billing).
+# Rate-limit counters (billing). Its Redis must use maxmemory-policy noeviction (/readyz checks).
 RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, 3))
 
 CHANNEL_LAYERS = {
@@ -253,6 +255,27 @@ SPECTACULAR_SETTINGS = {
 
 EXOGRAPH_PUBLIC_URL = env_str("EXOGRAPH_PUBLIC_URL", "http://127.0.0.1:8000")
 API_KEY_PREFIX = "exo_"
+
+# --- Email (signup verification links) ---------------------------------------------------
+# EMAIL_URL (smtp://user:password@host:587, smtps://…, console://) or the EMAIL_* variables;
+# with neither, the console backend prints each message (the embedded default).
+_EMAIL_URL = env_secret("EMAIL_URL", required=False)
+_EMAIL: dict[str, Any] = email_url_settings("EMAIL_URL", _EMAIL_URL) if _EMAIL_URL else {}
+EMAIL_BACKEND = _EMAIL.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if env_str("EMAIL_HOST")
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_HOST = _EMAIL.get("EMAIL_HOST") or env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = _EMAIL.get("EMAIL_PORT") or env_int("EMAIL_PORT", default=587, minimum=1)
+EMAIL_HOST_USER = _EMAIL.get("EMAIL_HOST_USER", env_str("EMAIL_HOST_USER"))
+EMAIL_HOST_PASSWORD = _EMAIL.get("EMAIL_HOST_PASSWORD", env_secret("EMAIL_HOST_PASSWORD", required=False))
+EMAIL_USE_TLS = _EMAIL.get("EMAIL_USE_TLS", env_bool("EMAIL_USE_TLS", default=True))
+EMAIL_USE_SSL = _EMAIL.get("EMAIL_USE_SSL", env_bool("EMAIL_USE_SSL", default=False))
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "ExoGraph <no-reply@localhost>")
+# A verification link works this long (Django's token generator reads PASSWORD_RESET_TIMEOUT).
+PASSWORD_RESET_TIMEOUT = env_int("ACCOUNTS_EMAIL_LINK_SECONDS", default=3 * 24 * 3600, minimum=60)
 
 # --- Embeddings (exograph/graphs/embeddings.py) ------------------------------------------
 # local all-MiniLM-L6-v2 (bundled, CPU, offline) by default, or any OpenAI-compatible endpoint.
@@ -336,7 +359,7 @@ BILLING_PRICES: dict[str, dict[str, int]] = {
     "list": {"base": 0, "per_unit": 0},
     "status": {"base": 0, "per_unit": 0},
 }
-# Rate limits per plan (fixed windows counted in Redis by a Lua script, see billing/ratelimit.py).
+# Rate limits per plan (sliding windows counted in Redis by a Lua script, see billing/ratelimit.py).
 BILLING_DEFAULT_PLAN = env_str("BILLING_DEFAULT_PLAN", "standard")
 BILLING_PLANS: dict[str, dict[str, int]] = {
     "standard": {
@@ -350,6 +373,20 @@ BILLING_PLANS: dict[str, dict[str, int]] = {
 }
 # Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
 BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Per-address throttles of anonymous endpoints: signup attempts and failed API-key authentications
+# (sliding windows in the rate limiter's Redis, billing/ratelimit.py::address_throttle).
+ANON_THROTTLES: dict[str, dict[str, int]] = {
+    "signup": {
+        "per_window": env_int("THROTTLE_SIGNUPS_PER_HOUR", default=5, minimum=1),
+        "window_seconds": 3600,
+        "per_day": env_int("THROTTLE_SIGNUPS_PER_DAY", default=20, minimum=1),
+    },
+    "api_key": {
+        "per_window": env_int("THROTTLE_FAILED_KEYS_PER_MINUTE", default=20, minimum=1),
+        "window_seconds": 60,
+        "per_day": env_int("THROTTLE_FAILED_KEYS_PER_DAY", default=500, minimum=1),
+    },
+}
 # Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
 # saves that wait on the hot path; a crash may then drop the last split second of charges (never
 # purchases or refunds). See billing/services/ledger.py::_async_commit.

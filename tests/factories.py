@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import factory
+from django.utils import timezone
 
 from exograph.accounts.models import User
 
@@ -11,6 +12,7 @@ class UserFactory(factory.django.DjangoModelFactory):
         skip_postgeneration_save = True
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
+    email_verified_at = factory.LazyFunction(timezone.now)  # the personas are verified customers
     password = factory.PostGenerationMethodCall("set_password", "correct-horse-battery-staple")
 
     @factory.post_generation

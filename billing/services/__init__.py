@@ -1,6 +1,7 @@
 """Billing use cases. Every change of a balance goes through billing.services.ledger."""
 
-from billing.services.earnings import earnings_pay_for_record, earnings_sweep
+from billing.services.closing import credit_account_detach
+from billing.services.earnings import earnings_pay_for_record, earnings_query_digest, earnings_record, earnings_sweep
 from billing.services.holds import (
     credits_capture,
     credits_hold,
@@ -32,6 +33,7 @@ __all__ = [
     "ChargeResult",
     "Quote",
     "checkout_session_create",
+    "credit_account_detach",
     "credit_account_for",
     "credit_balance",
     "credits_capture",
@@ -46,9 +48,11 @@ __all__ = [
     "credits_set_admin",
     "credits_top_up_admin",
     "earnings_pay_for_record",
+    "earnings_record",
     "earnings_sweep",
     "holds_release_stale",
     "idempotency_records_purge",
+    "earnings_query_digest",
     "stripe_event_handle",
     "stripe_webhook_receive",
 ]

@@ -73,7 +73,15 @@ def credits_hold(*, account: User, amount: int, idempotency_key: str, reference:
 
 
 def _locked(hold: Hold) -> Hold:
-    return Hold.objects.select_for_update().select_related("account__user").get(pk=hold.pk)
+    # Not the user row: a detached account's user is NULL, and PostgreSQL locks no outer-joined side.
+    return Hold.objects.select_for_update(of=("self", "account")).select_related("account__user").get(pk=hold.pk)
+
+
+def _holder(hold: Hold) -> User:
+    """The hold's account; a deleted account's holds were all released when it was deleted."""
+    if hold.account.user is None:
+        raise Conflict("This hold belongs to a deleted account.", code="hold_closed", hint="Open a new hold.")
+    return hold.account.user
 
 
 def _hold_closed() -> Conflict:
@@ -90,7 +98,7 @@ def credits_capture(*, hold: Hold, amount: int, idempotency_key: str, reference:
     caller_key = _check_key(idempotency_key)
     with transaction.atomic():
         locked = _locked(hold)
-        user = locked.account.user
+        user = _holder(locked)
         key = ledger_key(f"capture:{locked.pk}", user.pk, caller_key)
         existing = _existing(key)
         if existing is not None:
@@ -149,7 +157,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
         remaining = locked.remaining
         if remaining > 0:
             entry = _post(
-                user=locked.account.user,
+                user=_holder(locked),
                 amount=remaining,
                 held_change=-remaining,
                 kind=EntryKind.RELEASE,

@@ -276,6 +276,9 @@ def _handle_checkout_completed(obj: dict[str, Any]) -> str:
             code="amount_mismatch",
         )
     user = checkout.account.user
+    if user is None:  # the account was deleted after it opened the checkout: nobody to credit
+        logger.warning("checkout %s completed for a deleted account; refund it", checkout.stripe_session_id)
+        return StripeEventStatus.IGNORED
     credits_grant(
         account=user,
         amount=int(checkout.credits),
@@ -295,7 +298,7 @@ def _revoke(*, payment_intent: object, target: int | None, key: str, what: str) 
     if not payment_intent:
         return StripeEventStatus.IGNORED
     checkout = (
-        CheckoutSession.objects.select_for_update()
+        CheckoutSession.objects.select_for_update(of=("self", "account"))
         .select_related("account__user")
         .filter(payment_intent=str(payment_intent), completed_at__isnull=False)
         .first()
@@ -306,6 +309,8 @@ def _revoke(*, payment_intent: object, target: int | None, key: str, what: str) 
     delta = goal - int(checkout.credits_revoked)
     if delta <= 0:
         return StripeEventStatus.PROCESSED
+    if checkout.account.user is None:  # a deleted account's credits went with it
+        return StripeEventStatus.IGNORED
     removed, shortfall = credits_remove_clamped(
         account=checkout.account.user,
         amount=delta,

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import authentication
 from rest_framework.request import Request
 
+from billing.ratelimit import address_throttle
 from exograph.accounts.models import User
 from exograph.accounts.services import api_key_authenticate
 from exograph.core.errors import Unauthenticated
@@ -35,7 +36,15 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw = x_api_key
         else:
             return None
-        key = api_key_authenticate(raw=raw)
+        # Failed keys are counted per client address; past the limit every key from there gets 429
+        # (even a right one, or guessing would still learn when it hits).
+        address = str(request.META.get("REMOTE_ADDR", "unknown"))
+        address_throttle(action="api_key", address=address, count=False)
+        try:
+            key = api_key_authenticate(raw=raw)
+        except Unauthenticated:
+            address_throttle(action="api_key", address=address)
+            raise
         request._request.api_key = key  # type: ignore[attr-defined]
         return key.user, key
 

@@ -30,3 +30,21 @@ class LoginForm(AuthenticationForm):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100, widget=forms.TextInput(attrs={"placeholder": "e.g. claude-desktop"}))
+
+
+class AccountDeleteForm(forms.Form):
+    password = forms.CharField(
+        label="Your password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        help_text="Deleting cannot be undone.",
+    )
+
+    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
+        self.user = user
+        super().__init__(*args, **kwargs)
+
+    def clean_password(self) -> str:
+        password = str(self.cleaned_data["password"])
+        if not self.user.check_password(password):
+            raise forms.ValidationError("The password is not correct.")
+        return password

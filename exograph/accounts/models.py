@@ -37,6 +37,8 @@ class User(AbstractUser):
     email = models.EmailField("email address", unique=True)
     # Platform accounts own the world graph; they never log in.
     is_platform = models.BooleanField(default=False)
+    # When the owner opened the link sent to this address; the signup credits are granted then.
+    email_verified_at = models.DateTimeField(null=True, blank=True)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: ClassVar[list[str]] = []
@@ -48,6 +50,10 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def email_verified(self) -> bool:
+        return self.email_verified_at is not None
 
 
 class ApiKey(TimeStampedModel):

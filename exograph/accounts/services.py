@@ -7,19 +7,37 @@ import hmac
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
 
 import redis
 from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
 from django.core.cache import cache
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import models, router, transaction
 from django.utils import timezone
+from django.utils.encoding import force_str
+from django.utils.http import urlsafe_base64_decode
 
+from billing.services import credit_account_detach, credits_grant_signup
+from exograph.accounts.emails import email_verification_tokens
 from exograph.accounts.models import ApiKey, User
-from exograph.core.errors import Conflict, NotFound, RateLimited, Unauthenticated, ValidationError
+from exograph.accounts.tasks import user_email_verification_send_task
+from exograph.core.errors import (
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unauthenticated,
+    ValidationError,
+)
+from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+from exograph.graphs.services import graph_delete
 
 logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=models.Model)
 
 KEY_PREFIX_LEN = 12
 MAX_ACTIVE_KEYS = 25
@@ -30,8 +48,12 @@ def _digest(secret: str) -> str:
 
 
 @transaction.atomic
-def user_create(*, email: str, password: str | None) -> User:
-    """Create an account with its signup credits. Raises Conflict if the email is taken, ValidationError on a weak password."""
+def user_create(*, email: str, password: str | None, email_verified: bool = False) -> User:
+    """Create an account. Unverified (signup): emails the verification link after commit; the signup credits come with
+    verification. email_verified=True (operators): verified now, credits granted now.
+
+    Raises Conflict if the email is taken, ValidationError on a weak password.
+    """
     email = User.objects.normalize_email(email.strip()).lower()
     if User.objects.filter(email__iexact=email).exists():
         raise Conflict("An account with this email already exists.", code="email_taken", hint="Log in instead.")
@@ -47,11 +69,110 @@ def user_create(*, email: str, password: str | None) -> User:
     else:
         user.set_unusable_password()
     user.save()
-    # The signup grant (BILLING_SIGNUP_CREDITS) is written in this same transaction.
-    from billing.services import credits_grant_signup  # billing imports accounts: import here
-
-    credits_grant_signup(account=user)
+    if email_verified:
+        return user_email_mark_verified(user=user)
+    _verification_email_queue(user.pk)
     return user
+
+
+# --- Email verification ---------------------------------------------------------------
+# Free credits go only to addresses that answer: the signup grant waits for the link.
+
+VERIFICATION_RESEND_SECONDS = 60
+
+
+def _verification_email_queue(user_id: int) -> None:
+    def send() -> None:
+        try:
+            user_email_verification_send_task.delay(user_id)
+        except Exception:  # the broker is down: the account exists and the banner offers to resend
+            logger.exception("could not queue the verification email of account %s", user_id)
+
+    transaction.on_commit(send)
+
+
+@transaction.atomic
+def user_email_mark_verified(*, user: User) -> User:
+    """Mark user's address verified and grant the signup credits; both happen once, however often it is called."""
+    locked = User.objects.select_for_update().get(pk=user.pk)
+    if locked.email_verified_at is None:
+        locked.email_verified_at = timezone.now()
+        locked.save(update_fields=["email_verified_at"])
+        logger.info("account %s verified its email", locked.pk)
+    credits_grant_signup(account=locked)  # once per account (its own idempotency key)
+    user.email_verified_at = locked.email_verified_at
+    return locked
+
+
+def user_email_verify(*, uidb64: str, token: str) -> User:
+    """Verify the address from the emailed link (see user_email_mark_verified). Raises ValidationError on a bad or
+    expired link."""
+    invalid = ValidationError(
+        "This verification link is invalid or has expired.",
+        code="invalid_verification_link",
+        hint="Log in and ask for a new link from the banner at the top of the page.",
+    )
+    try:
+        user_id = int(force_str(urlsafe_base64_decode(uidb64)))
+    except (ValueError, TypeError, OverflowError):
+        raise invalid from None
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        raise invalid
+    if user.email_verified:
+        return user  # a second click, or a mail scanner before the person
+    if not email_verification_tokens.check_token(user, token[:100]):
+        raise invalid
+    return user_email_mark_verified(user=user)
+
+
+def user_email_verification_request(*, actor: User) -> None:
+    """Email actor a new verification link (after commit). Raises Conflict (already verified), RateLimited (once a
+    minute)."""
+    if actor.email_verified:
+        raise Conflict("Your email address is already verified.", code="email_already_verified")
+    if not cache.add(f"email-verify-sent:{actor.pk}", 1, timeout=VERIFICATION_RESEND_SECONDS):
+        raise RateLimited(
+            "A verification email was sent less than a minute ago.",
+            code="verification_email_throttled",
+            hint="Check your inbox and spam folder, or try again in a minute.",
+            headers={"Retry-After": str(VERIFICATION_RESEND_SECONDS)},
+        )
+    _verification_email_queue(actor.pk)
+
+
+def account_delete(*, actor: User, user: User) -> None:
+    """Delete user's account: graphs (world contributions un-merged), keys and the user; the ledger stays, anonymised.
+
+    Open holds are released and the ledger is detached (billing.services.credit_account_detach).
+    Raises PermissionDenied (someone else's or a platform account) and ServiceUnavailable (graph
+    store down: the account is left as it was, minus the graphs already deleted; retry).
+    """
+    if actor.pk != user.pk and not actor.is_superuser:
+        raise PermissionDenied("You can delete only your own account.", code="forbidden")
+    if user.is_platform:
+        raise PermissionDenied(
+            "Platform accounts own the World Graph and cannot be deleted.", code="platform_account_protected"
+        )
+    # Stop the account first: its keys and sessions are refused while the rest goes.
+    was_active = user.is_active
+    user.is_active = False
+    user.save(update_fields=["is_active"])  # the receivers drop its cached keys
+    try:
+        graph_ids = Graph.objects.filter(owner=user).exclude(pk=WORLD_GRAPH_ID).values_list("pk", flat=True)
+        for graph_id in list(graph_ids):
+            graph_delete(actor=user, graph_id=graph_id)
+    except Exception:  # e.g. ServiceUnavailable: give the account back so its owner can retry
+        if was_active:
+            user.is_active = True
+            user.save(update_fields=["is_active"])
+        raise
+    with transaction.atomic():
+        credit_account_detach(user=user)
+        revoked = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        user_id = user.pk
+        user.delete()  # cascades to its keys (the receivers forget them), documents and idempotency records
+    logger.info("account %s deleted by %s (%d keys revoked)", user_id, actor.pk, revoked)
 
 
 @dataclass(frozen=True)
@@ -135,31 +256,81 @@ def api_key_authenticate(*, raw: str) -> ApiKey:
 
 # --- API-key lookup cache -----------------------------------------------------------------
 # Every API request authenticates; the ORM lookup of key + user costs more than the rest of
-# auth together. Keys (with their user) are cached in Redis for a minute by their public
-# prefix; the digest is still compared on every request. Any change to a key or its user
-# (revocation, deactivation, deletion) drops the entries at once (accounts.receivers), so a
-# revoked key stops working on the next request in every process.
+# auth together. What authentication needs of a key and its user is cached in Redis for a
+# minute by the key's public prefix, as a small dict of builtin values: never the model
+# instances, so no password hash, email or other account data lands in Redis. The digest is
+# still compared on every request. Any change to a key or its user (revocation,
+# deactivation, deletion) drops the entries at once (accounts.receivers), so a revoked key
+# stops working on the next request in every process.
 
 API_KEY_CACHE_SECONDS = 60
+_CACHE_VERSION = 2
+_CACHED_KEY_FIELDS = ("id", "user_id", "name", "prefix", "digest", "last_used_at", "revoked_at")
+_CACHED_USER_FIELDS = ("id", "is_active", "is_staff", "is_superuser", "is_platform")
 
 
 def _api_key_cache_name(prefix: str) -> str:
-    return f"apikey:v1:{prefix}"
+    return f"apikey:v{_CACHE_VERSION}:{prefix}"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _api_key_cache_entry(key: ApiKey) -> dict[str, Any]:
+    user = key.user
+    return {
+        "v": _CACHE_VERSION,
+        "key": {
+            "id": key.id,
+            "user_id": key.user_id,
+            "name": key.name,
+            "prefix": key.prefix,
+            "digest": key.digest,
+            "last_used_at": _iso(key.last_used_at),
+            "revoked_at": _iso(key.revoked_at),
+        },
+        "user": {name: getattr(user, name) for name in _CACHED_USER_FIELDS},
+    }
+
+
+def _partial_instance(model: type[M], values: dict[str, Any]) -> M:
+    """A model instance as loaded with only these fields; the others are deferred (read on first access)."""
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
+    return model.from_db(router.db_for_read(model), names, [values[name] for name in names])
+
+
+def _api_key_from_entry(entry: object) -> ApiKey | None:
+    """Rebuild the key and its user from a cache entry (None if it is not one of ours)."""
+    if not isinstance(entry, dict) or entry.get("v") != _CACHE_VERSION:
+        return None
+    try:
+        key_values = {name: entry["key"][name] for name in _CACHED_KEY_FIELDS}
+        user_values = {name: entry["user"][name] for name in _CACHED_USER_FIELDS}
+        for name in ("last_used_at", "revoked_at"):
+            if key_values[name] is not None:
+                key_values[name] = datetime.fromisoformat(key_values[name])
+    except (KeyError, TypeError, ValueError):
+        return None
+    key = _partial_instance(ApiKey, key_values)
+    # save() of a partly loaded instance writes only its loaded fields, never a blank password.
+    key.user = _partial_instance(User, user_values)
+    return key
 
 
 def _api_key_cache_set(key: ApiKey) -> None:
     try:
-        cache.set(_api_key_cache_name(key.prefix), key, API_KEY_CACHE_SECONDS)
+        cache.set(_api_key_cache_name(key.prefix), _api_key_cache_entry(key), API_KEY_CACHE_SECONDS)
     except redis.RedisError:
         logger.warning("API-key cache unavailable; authenticating from the database")
 
 
 def _api_key_lookup(prefix: str) -> ApiKey | None:
     try:
-        cached = cache.get(_api_key_cache_name(prefix))
+        cached = _api_key_from_entry(cache.get(_api_key_cache_name(prefix)))
     except redis.RedisError:
         cached = None
-    if isinstance(cached, ApiKey):
+    if cached is not None:
         return cached
     key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
     if key is not None:

@@ -10,6 +10,9 @@ urlpatterns = [
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("signup/", views.signup, name="signup"),
     path("account/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path("account/verify/resend/", views.email_verification_resend, name="email_verification_resend"),
+    path("account/verify/<str:uidb64>/<str:token>/", views.email_verify, name="email_verify"),
+    path("account/delete/", views.account_delete_view, name="account_delete"),
     path("account/keys/", views.api_keys, name="api_keys"),
     path("account/keys/<int:key_id>/revoke/", views.api_key_revoke_view, name="api_key_revoke"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -13,15 +13,19 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from exograph.accounts.forms import ApiKeyForm, LoginForm, SignupForm
+from billing.ratelimit import address_throttle
+from exograph.accounts.forms import AccountDeleteForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
+    account_delete,
     api_key_create,
     api_key_revoke,
     login_failure_record,
     login_failures_clear,
     login_throttle_check,
     user_create,
+    user_email_verification_request,
+    user_email_verify,
 )
 from exograph.core.errors import ExoGraphError, RateLimited
 
@@ -73,6 +77,15 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("accounts:dashboard")
+    if request.method == "POST":
+        try:  # every attempt counts, per client address (anonymous: no account to throttle)
+            address_throttle(action="signup", address=client_ip(request))
+        except RateLimited as exc:
+            response = render(
+                request, "accounts/signup.html", {"form": SignupForm(), "throttled": exc.message}, status=429
+            )
+            response.headers["Retry-After"] = exc.headers["Retry-After"]
+            return response
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -81,7 +94,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, "Welcome to ExoGraph.")
+            messages.success(request, f"Welcome to ExoGraph. We sent a link to {user.email}: open it to get started.")
             return redirect("accounts:dashboard")
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -117,3 +130,41 @@ def api_key_revoke_view(request: HttpRequest, key_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Key {key.display_prefix} revoked.")
     return redirect("accounts:api_keys")
+
+
+@login_required
+def account_delete_view(request: HttpRequest) -> HttpResponse:
+    """Delete my account, after the password: graphs and keys go, the credit ledger stays anonymised."""
+    form = AccountDeleteForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account_delete(actor=request.user, user=request.user)  # type: ignore[arg-type]
+        except ExoGraphError as exc:
+            form.add_error(None, exc.message)
+        else:
+            logout(request)
+            messages.success(request, "Your account has been deleted.")
+            return redirect("accounts:login")
+    return render(request, "accounts/account_delete.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def email_verify(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """The link from the verification email (idempotent: a second click just confirms)."""
+    try:
+        user = user_email_verify(uidb64=uidb64, token=token)
+    except ExoGraphError as exc:
+        return render(request, "accounts/email_verify.html", {"error": exc.message, "hint": exc.hint}, status=400)
+    messages.success(request, f"{user.email} is verified. Your free credits are in your account.")
+    return redirect("accounts:dashboard" if request.user.is_authenticated else "accounts:login")
+
+
+@login_required
+@require_POST
+def email_verification_resend(request: HttpRequest) -> HttpResponse:
+    try:
+        user_email_verification_request(actor=request.user)  # type: ignore[arg-type]
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"We sent a new link to {request.user.email}.")  # type: ignore[union-attr]
+    return redirect("accounts:dashboard")

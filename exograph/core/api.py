@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
@@ -13,8 +14,10 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError
+
+if TYPE_CHECKING:  # the AUTH_USER_MODEL, resolved by django-stubs; core imports no app of ours
+    from django.contrib.auth.models import _User as User
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +113,7 @@ class Pagination(LimitOffsetPagination):
 def actor_of(request: Request) -> User:
     """The authenticated account of an API request (views require authentication)."""
     user = request.user
-    if not isinstance(user, User):
+    if not isinstance(user, get_user_model()):
         raise drf_exceptions.NotAuthenticated()
     return user
 

@@ -118,3 +118,35 @@ def redis_db_url(url: str, db: int, *, for_kombu: bool = False) -> str:
     if parts.scheme not in {"redis", "rediss"}:
         raise ImproperlyConfigured(f"Redis URL must start with redis://, rediss:// or unix://; got {url!r}.")
     return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
+
+
+def email_url_settings(name: str, url: str) -> dict[str, Any]:
+    """Django EMAIL_* settings from an email URL in variable ``name``.
+
+    ``smtp://user:password@host:587`` (STARTTLS), ``smtps://…:465`` (implicit TLS),
+    ``smtp+plain://host:25`` (no TLS, a local relay only) or ``console://`` (print to stdout).
+    User and password are percent-decoded.
+    """
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "console":
+        return {"EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"}
+    tls = {"smtp": (True, False), "smtps": (False, True), "smtp+plain": (False, False)}.get(parts.scheme)
+    if tls is None or not parts.hostname:
+        raise ImproperlyConfigured(
+            f"{name} must look like smtp://user:password@host:587, smtps://…:465, smtp+plain://host:25 or console://."
+        )
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} has an invalid port.") from exc
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parts.hostname,
+        "EMAIL_PORT": port or (465 if tls[1] else 587 if tls[0] else 25),
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_TLS": tls[0],
+        "EMAIL_USE_SSL": tls[1],
+    }

@@ -16,10 +16,8 @@ from exograph.graphs.selectors import (
     MAX_RELATED,
     graph_get_for_user,
     graph_list_for_user,
-    search_entities,
-    world_entity_get,
 )
-from exograph.graphs.services import graph_create, graph_delete, graph_rename
+from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
 
 
 class GraphCountsSerializer(serializers.Serializer):
@@ -165,8 +163,8 @@ class EntitySearchApi(APIView):
     def get(self, request: Request) -> Response:
         user = actor_of(request)
         data = validated(self.EntitySearchInSerializer, request.query_params)
-        hits = search_entities(
-            user=user,
+        hits = entities_search(
+            actor=user,
             query=data["query"],
             n_results=data["n_results"],
             graph_id=data.get("graph_id") or None,
@@ -190,5 +188,5 @@ class WorldEntityApi(APIView):
     def get(self, request: Request, entity: str) -> Response:
         user = actor_of(request)
         data = validated(self.WorldEntityQuerySerializer, request.query_params)
-        view = world_entity_get(user=user, entity=entity, evidence=data["evidence"], limit=data["limit"])
+        view = world_entity_lookup(actor=user, entity=entity, evidence=data["evidence"], limit=data["limit"])
         return Response(WorldGraphOutSerializer(view).data)

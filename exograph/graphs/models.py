@@ -67,26 +67,4 @@ class Graph(TimeStampedModel):
         return self.id == WORLD_GRAPH_ID
 
 
-class WorldQueryRecord(TimeStampedModel):
-    """A query that returned world-graph knowledge contributed by other accounts.
-
-    Billing pays contributors from these rows asynchronously (`paid_at` marks them done),
-    so the query itself never waits for the ledger.
-    """
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    querier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="world_queries")
-    query = models.CharField(max_length=300)
-    # Account ids of the contributors whose knowledge was returned (the querier excluded).
-    contributor_ids = models.JSONField(default=list)
-    paid_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created"]
-        indexes = [models.Index(fields=["paid_at", "created"])]
-
-    def __str__(self) -> str:
-        return f"{self.querier_id}: {self.query[:40]}"
-
-
 PLATFORM_EMAIL = "platform@exograph.internal"

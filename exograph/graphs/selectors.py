@@ -1,7 +1,8 @@
 """Permission-scoped reads of graphs: lookups, listing, hybrid entity search, the world graph, Retrieve.
 
-search_entities and world_entity_get also record (through a service) which other accounts'
-world knowledge they returned, so billing can pay the contributors.
+Pure reads. The ones that may return other accounts' world knowledge (entity_search,
+world_entity_read, retrieve) also return those contributors' ids; the services the interfaces
+call (graphs.services.entities_search, world_entity_lookup) hand them to billing.
 """
 
 from __future__ import annotations
@@ -9,16 +10,16 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Q
 
 from exograph.accounts.models import User
-from exograph.core.errors import NotFound, PermissionDenied, ValidationError
+from exograph.core.errors import Conflict, NotFound, PermissionDenied, ValidationError
 from exograph.core.scope import Scope
 from exograph.graphs import store
+from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
-from exograph.graphs.services import embedder_check, world_query_record_create
 from exograph.graphs.types import EntityHit, RelatedEntity, WorldEntityView, normalize_name
 
 MAX_QUERY_LENGTH = 1000
@@ -40,6 +41,38 @@ def _renew_pool() -> None:
 
 
 os.register_at_fork(after_in_child=_renew_pool)
+
+
+class EntitySearch(TypedDict):
+    hits: list[EntityHit]
+    # Accounts whose World Graph knowledge is in the hits (the asking user included; billing drops them).
+    contributor_ids: list[int]
+
+
+class WorldEntityRead(TypedDict):
+    view: WorldEntityView
+    contributor_ids: list[int]
+
+
+class Retrieval(TypedDict):
+    items: list[dict[str, Any]]
+    contributor_ids: list[int]
+
+
+def embedder_check(*, graph: Graph) -> Any:
+    """The current embedder, if it matches the one the graph's vectors were made with. Raises Conflict."""
+    embedder = get_embedder()
+    if graph.embedding_model and (
+        graph.embedding_model != embedder.name or (graph.embedding_dim and graph.embedding_dim != embedder.dimension)
+    ):
+        raise Conflict(
+            f"Graph {graph.id} holds vectors of {graph.embedding_model} ({graph.embedding_dim} dimensions) "
+            f"but this server embeds with {embedder.name} ({embedder.dimension} dimensions).",
+            code="embedding_model_mismatch",
+            hint=f"Re-embed the graph with `python manage.py reembed_graph {graph.id}`, "
+            "or configure the embedder the graph was built with.",
+        )
+    return embedder
 
 
 def graph_get_for_user(*, user: User, graph_id: str, write: bool = False) -> Graph:
@@ -158,8 +191,16 @@ def _fuse(
 def search_entities(
     *, user: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
 ) -> list[EntityHit]:
+    """The hits of entity_search alone. Pays no contributor: interfaces call graphs.services.entities_search."""
+    return entity_search(user=user, query=query, n_results=n_results, graph_id=graph_id, scope=scope)["hits"]
+
+
+def entity_search(
+    *, user: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
+) -> EntitySearch:
     """Hybrid entity search: full-text + vector over entities and the chunks that mention them,
     fused by reciprocal rank; relevance is 0..1 within the response (the best hit is 1.0).
+    Also returns the ids of the accounts whose World Graph knowledge the hits carry.
 
     Raises ValidationError (empty/too long query, n_results outside 1..100), NotFound, Conflict
     (graph built with another embedder), ServiceUnavailable (graph store down)."""
@@ -167,7 +208,7 @@ def search_entities(
     n_results = _check_n_results(n_results)
     graphs = search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)
     if not graphs:
-        return []
+        return {"hits": [], "contributor_ids": []}
     embedders = [embedder_check(graph=graph) for graph in graphs]
     embedder = embedders[0]
     text_query = store.fulltext_query(text)
@@ -210,7 +251,7 @@ def search_entities(
         key=lambda key: (-scores[key], key[1]),
     )[:n_results]
     if not ranked:
-        return []
+        return {"hits": [], "contributor_ids": []}
     by_graph: dict[str, list[str]] = {}
     for gid, entity_id in ranked:
         by_graph.setdefault(gid, []).append(entity_id)
@@ -249,13 +290,14 @@ def search_entities(
         )
         if gid == WORLD_GRAPH_ID:
             contributors.update(int(c) for c in row["contributors"])
-    world_query_record_create(querier=user, query=text, contributor_ids=sorted(contributors))
-    return hits
+    return {"hits": hits, "contributor_ids": sorted(contributors)}
 
 
-def world_entity_get(*, user: User, entity: str, evidence: bool = False, limit: int = 25) -> WorldEntityView:
+def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit: int = 25) -> WorldEntityRead:
     """An entity of the World Graph (by id or by name, case- and accent-insensitive) with its related
-    entities, strongest first. Raises ValidationError, NotFound (with `suggestions`), 503."""
+    entities, strongest first, and the ids of the accounts who contributed them.
+
+    Raises ValidationError, NotFound (with `suggestions`), 503."""
     text = (entity or "").replace("\x00", "").strip()
     if not text:
         raise ValidationError("entity_id is empty.", code="empty_entity", hint="Send an entity id or name.")
@@ -308,8 +350,7 @@ def world_entity_get(*, user: User, entity: str, evidence: bool = False, limit: 
             ]
         contributors.update(row["contributors"])
         related.append(item)
-    world_query_record_create(querier=user, query=text, contributor_ids=sorted(int(c) for c in contributors))
-    return {
+    view: WorldEntityView = {
         "entity": {
             "id": center["id"],
             "name": center["name"],
@@ -322,6 +363,7 @@ def world_entity_get(*, user: User, entity: str, evidence: bool = False, limit: 
         "related": related,
         "count": len(related),
     }
+    return {"view": view, "contributor_ids": sorted(int(c) for c in contributors)}
 
 
 def world_entity_suggestions(*, world: Graph, text: str, n: int = 5) -> list[str]:
@@ -351,11 +393,13 @@ def retrieve(
     n_passages: int = 8,
     hops: int = 1,
     max_relations: int = 30,
-) -> list[dict[str, Any]]:
+) -> Retrieval:
     """The shared Retrieve flow: hybrid entity hits, the passages that mention them, and a bounded
     1–3 hop walk for connecting relations. Every item carries an evidence number `n` (1-based) that
-    answers cite as [n]. Items: {n, kind: entity|passage|relation, graph_id, text, ...}."""
-    hits = search_entities(user=user, query=query, n_results=n_entities, graph_id=graph_id, scope=scope)
+    answers cite as [n]. Items: {n, kind: entity|passage|relation, graph_id, text, ...}. The caller
+    records contributor_ids with billing's earnings_record (a pure read pays no one)."""
+    found = entity_search(user=user, query=query, n_results=n_entities, graph_id=graph_id, scope=scope)
+    hits = found["hits"]
     graphs = {g.id: g for g in search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)}
     items: list[dict[str, Any]] = []
     for hit in hits:
@@ -392,4 +436,4 @@ def retrieve(
                 items.append({"kind": "passage", "graph_id": gid, "text": snippet(text, query, limit=PASSAGE)})
     for number, item in enumerate(items, start=1):
         item["n"] = number
-    return items
+    return {"items": items, "contributor_ids": found["contributor_ids"]}

@@ -12,19 +12,23 @@ import redis
 from django.db import IntegrityError, transaction
 from redis.exceptions import LockError
 
-from billing.tasks import earnings_pay_for_record_task
+from billing.models import UsageSource
+from billing.services import earnings_record
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, PermissionDenied, ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
-from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind, WorldQueryRecord
+from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind
+from exograph.graphs.selectors import embedder_check, entity_search, graph_get_for_user, world_entity_read
 from exograph.graphs.types import (
     ChunkIn,
+    EntityHit,
     EntityIn,
     MentionIn,
     RelationIn,
+    WorldEntityView,
     entity_id_for,
     normalize_name,
     normalize_type,
@@ -56,22 +60,6 @@ def _clean_name(name: str) -> str:
     if any(unicodedata.category(ch) == "Cc" for ch in cleaned):
         raise ValidationError("The graph name contains control characters.", code="invalid_name")
     return cleaned
-
-
-def embedder_check(*, graph: Graph) -> Any:
-    """The current embedder, if it matches the one the graph's vectors were made with. Raises Conflict."""
-    embedder = get_embedder()
-    if graph.embedding_model and (
-        graph.embedding_model != embedder.name or (graph.embedding_dim and graph.embedding_dim != embedder.dimension)
-    ):
-        raise Conflict(
-            f"Graph {graph.id} holds vectors of {graph.embedding_model} ({graph.embedding_dim} dimensions) "
-            f"but this server embeds with {embedder.name} ({embedder.dimension} dimensions).",
-            code="embedding_model_mismatch",
-            hint=f"Re-embed the graph with `python manage.py reembed_graph {graph.id}`, "
-            "or configure the embedder the graph was built with.",
-        )
-    return embedder
 
 
 def graph_store_ensure(*, graph: Graph) -> None:
@@ -114,8 +102,6 @@ def graph_create(*, actor: User, name: str, scope: Scope, kind: GraphKind = Grap
 
 
 def _writable(*, actor: User, graph_id: str) -> Graph:
-    from exograph.graphs.selectors import graph_get_for_user
-
     return graph_get_for_user(user=actor, graph_id=graph_id, write=True)
 
 
@@ -393,15 +379,29 @@ def graph_document_remove(*, graph: Graph, document_id: str) -> None:
             graph_counts_refresh(graph=world)
 
 
-def world_query_record_create(*, querier: User, query: str, contributor_ids: Sequence[int]) -> WorldQueryRecord | None:
-    """Record that a query returned world knowledge contributed by other accounts (billing pays them)."""
-    others = sorted({int(c) for c in contributor_ids if c is not None and int(c) != querier.pk})
-    if not others:
-        return None
-    record = WorldQueryRecord.objects.create(querier=querier, query=query[:300], contributor_ids=others)
-    # Pay after commit; billing's periodic sweep pays any record whose task was lost.
-    transaction.on_commit(lambda: earnings_pay_for_record_task.delay(str(record.id)))
-    return record
+def entities_search(
+    *, actor: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
+) -> list[EntityHit]:
+    """Hybrid entity search (selectors.entity_search) for actor; records the world knowledge of other
+    accounts it returned with billing (which pays them after commit). Raises as entity_search."""
+    found = entity_search(user=actor, query=query, n_results=n_results, graph_id=graph_id, scope=scope)
+    earnings_record(
+        querier=actor, query=query.strip(), contributor_ids=found["contributor_ids"], source=UsageSource.SEARCH
+    )
+    return found["hits"]
+
+
+def world_entity_lookup(*, actor: User, entity: str, evidence: bool = False, limit: int = 25) -> WorldEntityView:
+    """A World Graph entity and its relations (selectors.world_entity_read) for actor; records the
+    contributors' knowledge it returned with billing. Raises as world_entity_read."""
+    found = world_entity_read(user=actor, entity=entity, evidence=evidence, limit=limit)
+    earnings_record(
+        querier=actor,
+        query=entity.strip(),
+        contributor_ids=found["contributor_ids"],
+        source=UsageSource.WORLD_ENTITY,
+    )
+    return found["view"]
 
 
 def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
@@ -431,6 +431,7 @@ def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
 
 
 __all__ = [
+    "entities_search",
     "graph_counts_refresh",
     "graph_create",
     "graph_default_for_user",
@@ -440,5 +441,5 @@ __all__ = [
     "graph_reembed",
     "graph_rename",
     "graph_store_ensure",
-    "world_query_record_create",
+    "world_entity_lookup",
 ]

@@ -13,8 +13,8 @@ from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
-from exograph.graphs.selectors import graph_list_for_user, search_entities, world_entity_get
-from exograph.graphs.services import graph_create, graph_delete, graph_rename
+from exograph.graphs.selectors import graph_list_for_user
+from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
 
 
 def _user(request: HttpRequest) -> User:
@@ -85,8 +85,8 @@ def search(request: HttpRequest) -> HttpResponse:
     if request.GET and form.is_valid():
         scope = form.cleaned_data.get("graph_scope") or getattr(request, "graph_scope", Scope.PRIVATE)
         try:
-            hits = search_entities(
-                user=user,
+            hits = entities_search(
+                actor=user,
                 query=form.cleaned_data["query"],
                 n_results=form.cleaned_data.get("n_results") or 10,
                 graph_id=form.cleaned_data.get("graph_id") or None,
@@ -108,7 +108,7 @@ def world_entity(request: HttpRequest, entity: str | None = None) -> HttpRespons
         return render(request, "graphs/world_entity.html", {"form": form}, status=400 if request.GET else 200)
     evidence = request.GET.get("evidence") in ("1", "true", "on")
     try:
-        view = world_entity_get(user=_user(request), entity=entity, evidence=evidence)
+        view = world_entity_lookup(actor=_user(request), entity=entity, evidence=evidence)
     except NotFound as exc:
         context = {"form": WorldEntityForm(initial={"entity": entity}), "error": exc.message, **exc.extra}
         return render(request, "graphs/world_entity.html", context, status=404)

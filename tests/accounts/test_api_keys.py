@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import pickle
+import pickletools
+
 import pytest
+import redis
+from django.conf import settings
+from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -141,3 +147,30 @@ def test_cached_key_stops_working_when_the_account_is_disabled_or_deleted(alice,
     assert _me(other.secret).status_code == 200
     bob.delete()
     assert _me(other.secret).status_code == 401
+
+
+def _raw_cached_entry(prefix: str) -> bytes:
+    client = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    try:
+        raw = client.get(cache.make_key(f"apikey:v2:{prefix}"))
+    finally:
+        client.close()
+    assert raw is not None, "the key was not cached"
+    return bytes(raw)
+
+
+def test_cached_key_is_a_small_dict_without_the_user_or_password_hash(alice):
+    issued = api_key_create(actor=alice, name="hot")
+    assert _me(issued.secret).status_code == 200  # cached now
+    raw = _raw_cached_entry(issued.key.prefix)
+    alice.refresh_from_db()
+    assert alice.password.encode() not in raw and b"md5$" not in raw
+    # Only builtin values: no class is referenced, so no model instance (User, ApiKey) is pickled.
+    assert not [op.name for op, _arg, _pos in pickletools.genops(raw) if "GLOBAL" in op.name or "REDUCE" in op.name]
+    entry = pickle.loads(raw)  # noqa: S301  (our own cache entry, read to check its shape)
+    assert set(entry) == {"v", "key", "user"}
+    assert set(entry["user"]) == {"id", "is_active", "is_staff", "is_superuser", "is_platform"}
+    assert entry["user"]["id"] == alice.id and entry["key"]["digest"] == issued.key.digest
+    # The cached entry authenticates on its own, and the account's email still reads right.
+    body = _me(issued.secret).json()
+    assert body["id"] == alice.id and body["email"] == alice.email

@@ -28,7 +28,7 @@ from tests.factories import UserFactory
 @pytest.mark.django_db
 def test_new_account_gets_signup_grant_once(settings):
     settings.BILLING_SIGNUP_CREDITS = 100
-    user = user_create(email="new@example.com", password="a-long-enough-password-42")
+    user = user_create(email="new@example.com", password="a-long-enough-password-42", email_verified=True)
     assert credit_balance(account=user) == 100
     credits_grant_signup(account=user)  # a second call changes nothing
     assert credit_balance(account=user) == 100

@@ -1,11 +1,15 @@
-"""Per-account rate limits: exact under concurrency, headers on every answer, 503 without Redis."""
+"""Rate limits: sliding windows exact under concurrency and across window edges, headers on every
+answer, 503 without Redis, never-evicted counters, per-address throttles of anonymous endpoints."""
 
 from __future__ import annotations
 
 import pytest
+import redis
+from django.test import Client
 from rest_framework.test import APIClient
 
 from billing.ratelimit import plan_limits, ratelimit_hit
+from exograph.accounts.models import User
 from tests.billing.conftest import run_concurrently
 from tests.factories import UserFactory
 
@@ -113,3 +117,124 @@ def test_lua_counter_is_exact_with_truly_parallel_callers():
         results = list(pool.map(lambda i: ratelimit_hit(user_id=user.pk), range(200)))
     assert sum(r.allowed for r in results) == 60
     assert sorted(r.remaining for r in results if r.allowed) == list(range(60))
+
+
+T0 = 1_800_000_000_000  # a fixed clock (ms) for the window tests; 60_000-aligned
+
+
+def _passed_in_any_window(times: list[int], window_ms: int) -> int:
+    """The most requests of `times` inside any half-open window of window_ms."""
+    times = sorted(times)
+    return max((sum(1 for t in times if start <= t < start + window_ms) for start in times), default=0)
+
+
+@pytest.mark.django_db
+def test_burst_across_a_minute_edge_never_passes_more_than_the_limit_in_any_60_s():
+    user = UserFactory()
+    allowed: list[int] = []
+    # One request opens the (old, fixed) window, 59 more at its very end, then 60 at the start of the next.
+    plan = [T0] + [T0 + 59_900] * 59 + [T0 + 60_100] * 60 + [T0 + 119_899] * 5 + [T0 + 119_900] * 70
+    results = []
+    for now in plan:
+        result = ratelimit_hit(user_id=user.pk, now_ms=now)
+        results.append((now, result))
+        if result.allowed:
+            allowed.append(now)
+    assert _passed_in_any_window(allowed, 60_000) == 60
+    at_edge = [r for now, r in results if now == T0 + 60_100]
+    assert sum(r.allowed for r in at_edge) == 1  # only the slot of the request at T0 has freed
+    refused = next(r for r in at_edge if not r.allowed)
+    assert refused.window == "minute" and refused.remaining == 0
+    assert refused.retry_after == 60  # the 59 requests of T0+59.9 s leave the window at T0+119.9 s
+    assert sum(r.allowed for now, r in results if now == T0 + 119_899) == 0
+    assert sum(r.allowed for now, r in results if now == T0 + 119_900) == 59
+    assert len(allowed) == 1 + 59 + 1 + 59
+
+
+@pytest.mark.django_db
+def test_day_window_slides_across_the_day_edge(settings):
+    settings.BILLING_PLANS = {**settings.BILLING_PLANS, "standard": {"per_minute": 50, "per_day": 5}}
+    user = UserFactory()
+    day = 86_400_000
+    plan = [T0] + [T0 + day - 100] * 4 + [T0 + day + 100] * 5
+    allowed = [now for now in plan if ratelimit_hit(user_id=user.pk, now_ms=now).allowed]
+    assert allowed == [T0] + [T0 + day - 100] * 4 + [T0 + day + 100]  # only the slot of T0 has freed
+    refused = ratelimit_hit(user_id=user.pk, now_ms=T0 + day + 200)
+    assert not refused.allowed and refused.window == "day" and refused.limit == 5
+    assert refused.retry_after == 86_400  # the four of T0+day-0.1 s leave the window at T0+2day-0.1 s
+    later = [T0 + 2 * day - 100] * 5
+    allowed += [now for now in later if ratelimit_hit(user_id=user.pk, now_ms=now).allowed]
+    assert allowed[-4:] == [T0 + 2 * day - 100] * 4
+    assert _passed_in_any_window(allowed, day) == 5
+
+
+@pytest.mark.django_db
+def test_readyz_fails_while_the_ratelimit_redis_may_evict_counters(client, settings):
+    import tempfile
+    from pathlib import Path
+
+    from exograph.core.embedded import EmbeddedFalkorDB
+
+    assert client.get("/readyz").json()["checks"]["ratelimit_redis"] == "ok"  # the default policy: noeviction
+    with tempfile.TemporaryDirectory(prefix="exo-rl-", dir="/tmp") as directory:  # a short unix socket path
+        evicting = EmbeddedFalkorDB.in_directory(Path(directory))  # its own server: no other test is affected
+        evicting.start()
+        try:
+            limits = redis.Redis.from_url(evicting.url)
+            limits.config_set("maxmemory-policy", "allkeys-lru")
+            limits.close()
+            settings.RATELIMIT_REDIS_URL = evicting.url
+            response = client.get("/readyz")
+        finally:
+            evicting.stop()
+    assert response.status_code == 503
+    body = response.json()
+    assert body["checks"]["ratelimit_redis"].startswith("unavailable")
+    assert body["checks"]["sql"] == body["checks"]["redis"] == "ok"
+    assert "noeviction" in body["error"]["message"]
+
+
+def _signup(client: Client, n: int, address: str):  # type: ignore[no-untyped-def]
+    password = "a-very-long-pw-1"
+    return client.post(
+        "/signup/",
+        {"email": f"farm{n}@example.com", "password": password, "password_confirm": password},
+        REMOTE_ADDR=address,
+    )
+
+
+@pytest.mark.django_db
+def test_signups_are_throttled_per_address(settings):
+    settings.ANON_THROTTLES = {
+        **settings.ANON_THROTTLES,
+        "signup": {"per_window": 3, "window_seconds": 3600, "per_day": 20},
+    }
+    for n in range(3):
+        assert _signup(Client(), n, "203.0.113.7").status_code == 302
+    refused = _signup(Client(), 3, "203.0.113.7")
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    assert b"Too many attempts from your address (3 per hour)" in refused.content
+    assert not User.objects.filter(email="farm3@example.com").exists()
+    assert _signup(Client(), 4, "198.51.100.2").status_code == 302  # another address is not affected
+
+
+@pytest.mark.django_db
+def test_failed_api_keys_are_throttled_per_address_even_for_a_then_valid_key(alice, alice_client, settings):
+    settings.ANON_THROTTLES = {
+        **settings.ANON_THROTTLES,
+        "api_key": {"per_window": 3, "window_seconds": 60, "per_day": 100},
+    }
+    valid = alice_client._credentials["HTTP_AUTHORIZATION"]
+    guesser = APIClient(REMOTE_ADDR="203.0.113.9")
+    for n in range(3):
+        wrong = guesser.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer exo_guess{n:04d}_nope")
+        assert wrong.status_code == 401
+    refused = guesser.get("/api/v1/me/", HTTP_AUTHORIZATION=valid)
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "api_key_throttled"
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    other = APIClient(REMOTE_ADDR="198.51.100.3").get("/api/v1/me/", HTTP_AUTHORIZATION=valid)
+    assert other.status_code == 200
+    for _ in range(5):  # successes from an address never count against it
+        assert APIClient(REMOTE_ADDR="198.51.100.4").get("/api/v1/me/", HTTP_AUTHORIZATION=valid).status_code == 200

@@ -87,7 +87,7 @@ def test_healthz_and_readyz_ok(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["checks"] == {"sql": "ok", "redis": "ok", "falkordb": "ok"}
+    assert ready.json()["checks"] == {"sql": "ok", "redis": "ok", "falkordb": "ok", "ratelimit_redis": "ok"}
 
 
 def test_readyz_names_the_failed_dependency(client, settings, tmp_path):

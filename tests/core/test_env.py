@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from exograph.core.env import env_bool, env_int, env_secret, redis_db_url
+from exograph.core.env import email_url_settings, env_bool, env_int, env_secret, redis_db_url
 
 
 def test_env_bool_rejects_garbage(monkeypatch):
@@ -45,3 +45,20 @@ def test_redis_db_url_forms():
     assert redis_db_url("unix:///tmp/r.sock", 1, for_kombu=True) == "redis+socket:///tmp/r.sock?virtual_host=1"
     with pytest.raises(ImproperlyConfigured):
         redis_db_url("http://h", 1)
+
+
+def test_email_url_configures_smtp_with_starttls_and_decoded_credentials():
+    config = email_url_settings("EMAIL_URL", "smtp://mailer%40example.com:p%40ss@smtp.example.com:2525")
+    assert config == {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": "smtp.example.com",
+        "EMAIL_PORT": 2525,
+        "EMAIL_HOST_USER": "mailer@example.com",
+        "EMAIL_HOST_PASSWORD": "p@ss",
+        "EMAIL_USE_TLS": True,
+        "EMAIL_USE_SSL": False,
+    }
+    assert email_url_settings("EMAIL_URL", "smtps://smtp.example.com")["EMAIL_PORT"] == 465
+    assert email_url_settings("EMAIL_URL", "console://")["EMAIL_BACKEND"].endswith("console.EmailBackend")
+    with pytest.raises(ImproperlyConfigured, match="EMAIL_URL must look like"):
+        email_url_settings("EMAIL_URL", "http://smtp.example.com")

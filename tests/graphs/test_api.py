@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from billing.models import WorldUsage
 from exograph.core import falkor
 from exograph.core.scope import Scope
-from exograph.graphs.models import Graph, WorldQueryRecord
+from exograph.graphs.models import Graph
 from exograph.graphs.services import graph_create
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
@@ -128,7 +129,7 @@ def test_world_entity_contract_and_records(alice, bob, bob_client, charlie_clien
     related = body["related"][0]
     assert set(related) >= {"id", "name", "type", "relationship", "direction", "strength", "sources", "evidence"}
     assert related["sources"] == ["paper.pdf"] and related["evidence"][0]["document"] == "paper.pdf"
-    assert WorldQueryRecord.objects.get(querier=bob).contributor_ids == [alice.pk]
+    assert WorldUsage.objects.get(querier=bob).contributor_ids == [alice.pk]
     no_evidence = bob_client.get("/api/v1/world/entities/quantum%20computing/").json()
     assert "evidence" not in no_evidence["related"][0]
     missing = charlie_client.get("/api/v1/world/entities/quantum computer science/")
@@ -168,3 +169,34 @@ def test_graph_store_down_is_503(alice, alice_client, settings, tmp_path) -> Non
     finally:
         settings.FALKORDB_URL = live
         falkor._clients.clear()
+
+
+def test_contributor_never_sees_what_another_account_searched(  # type: ignore[no-untyped-def]
+    alice, alice_client, bob_client, client, write_doc, django_capture_on_commit_callbacks
+) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    secret = "qubit zanzibar-7731 merger plans"
+    with django_capture_on_commit_callbacks(execute=True):
+        found = bob_client.get("/api/v1/entities/search", {"query": secret, "graph_scope": "world"})
+        looked_up = bob_client.get("/api/v1/world/entities/Quantum Computing/")
+    assert found.status_code == 200 and found.json()["results"]
+    assert looked_up.status_code == 200
+    ledger = alice_client.get("/api/v1/billing/ledger")
+    assert ledger.status_code == 200
+    earned = [e for e in ledger.json()["results"] if e["kind"] == "earning"]
+    assert len(earned) == 2 and {e["reference"] for e in earned} == {"world knowledge used"}
+    assert "zanzibar" not in ledger.content.decode().lower()
+    assert "quantum computing" not in ledger.content.decode().lower()
+    client.force_login(alice)
+    page = client.get("/billing/")
+    assert page.status_code == 200 and "world knowledge used" in page.content.decode()
+    assert "zanzibar" not in page.content.decode().lower()
+    dump = StringIO()
+    call_command("dumpdata", stdout=dump)
+    assert "zanzibar" not in dump.getvalue().lower()
+    assert "quantum computing" not in dump.getvalue().lower()  # the world-entity lookup's text

@@ -2,24 +2,28 @@ from __future__ import annotations
 
 import pytest
 
+from billing.models import WorldUsage
 from exograph.core import falkor
 from exograph.core.errors import Conflict, NotFound, PermissionDenied, ServiceUnavailable, ValidationError
 from exograph.core.scope import Scope
 from exograph.graphs import store
-from exograph.graphs.models import Graph, GraphKind, WorldQueryRecord
+from exograph.graphs.models import Graph, GraphKind
 from exograph.graphs.selectors import (
+    entity_search,
     graph_get_for_user,
     graph_list_for_user,
     retrieve,
     search_entities,
-    world_entity_get,
+    world_entity_read,
 )
 from exograph.graphs.services import (
+    entities_search,
     graph_create,
     graph_default_for_user,
     graph_delete,
     graph_document_remove,
     graph_rename,
+    world_entity_lookup,
 )
 from exograph.graphs.types import entity_id_for
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
@@ -167,28 +171,28 @@ def test_world_merge_keeps_provenance_and_unmerges(alice, bob, charlie, write_do
         relations=[("QUANTUM COMPUTING", "uses", "qubit")],
         filename="bob.pdf",
     )
-    view = world_entity_get(user=charlie, entity="quantum computing", evidence=True)
+    view = world_entity_lookup(actor=charlie, entity="quantum computing", evidence=True)
     uses = next(r for r in view["related"] if r["name"] == "Qubit")
     assert uses["relationship"] == "uses" and uses["direction"] == "outgoing"
     assert uses["strength"] == 2 and uses["sources"] == ["bob.pdf", "paper.pdf"]
     assert uses["evidence"] and all(len(e["text"]) <= 500 for e in uses["evidence"])
     assert [r["strength"] for r in view["related"]] == sorted((r["strength"] for r in view["related"]), reverse=True)
-    record = WorldQueryRecord.objects.get(querier=charlie)
+    record = WorldUsage.objects.get(querier=charlie)
     assert sorted(record.contributor_ids) == sorted([alice.pk, bob.pk])
 
     # Case and accent insensitive; by id too.
-    assert world_entity_get(user=alice, entity="  QUANTUM   Computing ")["entity"]["id"] == view["entity"]["id"]
-    assert world_entity_get(user=alice, entity=view["entity"]["id"])["entity"]["name"] == "Quantum computing"
+    assert world_entity_lookup(actor=alice, entity="  QUANTUM   Computing ")["entity"]["id"] == view["entity"]["id"]
+    assert world_entity_lookup(actor=alice, entity=view["entity"]["id"])["entity"]["name"] == "Quantum computing"
 
     graph_document_remove(graph=b_graph, document_id=b_doc)
     uses = next(
-        r for r in world_entity_get(user=charlie, entity="quantum computing")["related"] if r["name"] == "Qubit"
+        r for r in world_entity_lookup(actor=charlie, entity="quantum computing")["related"] if r["name"] == "Qubit"
     )
     assert uses["strength"] == 1 and uses["sources"] == ["paper.pdf"]
 
     graph_delete(actor=alice, graph_id=a_graph.id)
     with pytest.raises(NotFound):
-        world_entity_get(user=charlie, entity="quantum computing")
+        world_entity_lookup(actor=charlie, entity="quantum computing")
     assert store.store_counts("exo:world")["entities"] == 0
     assert a_doc
 
@@ -196,21 +200,21 @@ def test_world_merge_keeps_provenance_and_unmerges(alice, bob, charlie, write_do
 def test_world_search_records_other_contributors_only(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
     graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
-    hits = search_entities(user=alice, query="qubit", scope=Scope.WORLD)
+    hits = entities_search(actor=alice, query="qubit", scope=Scope.WORLD)
     assert hits and hits[0]["graph_id"] == "world"
-    assert not WorldQueryRecord.objects.filter(querier=alice).exists()
-    search_entities(user=bob, query="qubit", scope=Scope.WORLD)
-    assert WorldQueryRecord.objects.get(querier=bob).contributor_ids == [alice.pk]
+    assert not WorldUsage.objects.filter(querier=alice).exists()
+    entities_search(actor=bob, query="qubit", scope=Scope.WORLD)
+    assert WorldUsage.objects.get(querier=bob).contributor_ids == [alice.pk]
 
 
 def test_world_entity_not_found_suggests_names(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
     graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
     with pytest.raises(NotFound) as exc:
-        world_entity_get(user=bob, entity="quantum error")
+        world_entity_lookup(actor=bob, entity="quantum error")
     assert "Quantum error correction" in exc.value.extra["suggestions"]
     with pytest.raises(ValidationError):
-        world_entity_get(user=bob, entity="qubit", limit=101)
+        world_entity_lookup(actor=bob, entity="qubit", limit=101)
 
 
 def test_other_embedder_is_refused_with_the_fix(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
@@ -236,7 +240,7 @@ def test_reembed_command_rebuilds_vectors(alice, write_doc) -> None:  # type: ig
 def test_retrieve_numbers_evidence(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
     graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
-    items = retrieve(user=alice, query="qubits", scope=Scope.PRIVATE, hops=2)
+    items = retrieve(user=alice, query="qubits", scope=Scope.PRIVATE, hops=2)["items"]
     assert [item["n"] for item in items] == list(range(1, len(items) + 1))
     assert {"entity", "relation", "passage"} <= {item["kind"] for item in items}
 
@@ -258,13 +262,13 @@ def test_store_down_is_a_503_naming_the_graph_store(alice, settings, tmp_path) -
         falkor._clients.clear()
 
 
-def test_world_query_record_is_paid_after_commit(alice, bob, write_doc, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_world_usage_is_paid_after_commit(alice, bob, write_doc, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
     graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        search_entities(user=bob, query="qubit", scope=Scope.WORLD)
+        entities_search(actor=bob, query="qubit", scope=Scope.WORLD)
     assert len(callbacks) == 1
-    record = WorldQueryRecord.objects.get(querier=bob)
+    record = WorldUsage.objects.get(querier=bob)
     assert record.paid_at is not None
 
 
@@ -274,10 +278,55 @@ def test_deleting_an_account_unmerges_its_world_knowledge_and_drops_its_stores(
     private = graph_create(actor=alice, name="Mine", scope=Scope.PRIVATE)
     shared = graph_create(actor=alice, name="Shared", scope=Scope.WORLD)
     write_doc(shared, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
-    assert world_entity_get(user=charlie, entity="quantum computing")["entity"]["name"] == "Quantum computing"
+    assert world_entity_lookup(actor=charlie, entity="quantum computing")["entity"]["name"] == "Quantum computing"
     with django_capture_on_commit_callbacks(execute=True):
         alice.delete()
     with pytest.raises(NotFound):
-        world_entity_get(user=charlie, entity="quantum computing")
+        world_entity_lookup(actor=charlie, entity="quantum computing")
     remaining = set(falkordb.list_graphs())
     assert private.store_name not in remaining and shared.store_name not in remaining
+
+
+def test_search_and_world_selectors_only_read_and_return_the_contributors(  # type: ignore[no-untyped-def]
+    alice, bob, write_doc, django_capture_on_commit_callbacks
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks() as callbacks:
+        found = entity_search(user=bob, query="qubit", scope=Scope.WORLD)
+        hits = search_entities(user=bob, query="qubit", scope=Scope.WORLD)
+        read = world_entity_read(user=bob, entity="quantum computing")
+        retrieval = retrieve(user=bob, query="qubit", scope=Scope.WORLD)
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert set(statements) <= {"SELECT"}, statements
+    assert callbacks == []  # no task enqueued either
+    assert not WorldUsage.objects.exists()
+    assert found["hits"] == hits and found["contributor_ids"] == [alice.pk]
+    assert read["contributor_ids"] == [alice.pk] and read["view"]["entity"]["name"] == "Quantum computing"
+    assert retrieval["contributor_ids"] == [alice.pk] and retrieval["items"]
+
+
+def test_graphs_selectors_and_services_import_each_other_one_way_only() -> None:
+    import ast
+    from pathlib import Path
+
+    import exograph.graphs.selectors as selectors_module
+    import exograph.graphs.services as services_module
+
+    def imports(module: object, *, nested_only: bool) -> set[str]:
+        tree = ast.parse(Path(str(getattr(module, "__file__", ""))).read_text())
+        found: set[str] = set()
+        scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if nested_only else [tree]
+        for scope in scopes:
+            for node in ast.walk(scope):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found.add(node.module)
+                elif isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names)
+        return found
+
+    assert not any(m.startswith("exograph.graphs.services") for m in imports(selectors_module, nested_only=False))
+    assert not any(m.startswith("exograph.") for m in imports(services_module, nested_only=True))

@@ -1,4 +1,4 @@
-"""Operator command: create (or reuse) an account and optionally print a new API key on the last line."""
+"""Operator command: create (or reuse) a verified account and optionally print a new API key on the last line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exograph.accounts.models import User
-from exograph.accounts.services import api_key_create, user_create
+from exograph.accounts.services import api_key_create, user_create, user_email_mark_verified
 from exograph.core.errors import ExoGraphError
 
 
@@ -36,10 +36,12 @@ class Command(BaseCommand):
             user = User.objects.filter(email__iexact=email).first()
             created = user is None
             if user is None:
-                user = user_create(email=email, password=options["password"])
+                user = user_create(email=email, password=options["password"], email_verified=True)
                 self.stdout.write(f"created account {user.email}")
             else:
                 self.stdout.write(f"account {user.email} exists; reusing it")
+                if not user.email_verified:  # the operator vouches for the address
+                    user = user_email_mark_verified(user=user)
             if options["staff"] and not user.is_staff:
                 user.is_staff = user.is_superuser = True
                 user.save(update_fields=["is_staff", "is_superuser"])

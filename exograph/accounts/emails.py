@@ -1,0 +1,47 @@
+"""Account emails, sent through Django's email backend (SMTP in production, the console in the embedded default)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.core.mail import send_mail
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from exograph.accounts.models import User
+
+
+class EmailVerificationTokenGenerator(PasswordResetTokenGenerator):
+    """Signed, expiring (PASSWORD_RESET_TIMEOUT) links bound to the address: a new email or a verification voids them."""
+
+    key_salt = "exograph.accounts.emails.EmailVerificationTokenGenerator"
+
+    def _make_hash_value(self, user: User, timestamp: int) -> str:  # type: ignore[override]
+        return f"{user.pk}:{user.email}:{user.email_verified_at}:{timestamp}"
+
+
+email_verification_tokens = EmailVerificationTokenGenerator()
+
+
+def email_verification_link(*, user: User) -> str:
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = email_verification_tokens.make_token(user)
+    path = reverse("accounts:email_verify", kwargs={"uidb64": uid, "token": token})
+    return f"{settings.EXOGRAPH_PUBLIC_URL.rstrip('/')}{path}"
+
+
+def email_verification_send(*, user: User) -> None:
+    """Send user the link that verifies their address. Raises smtplib/OSError errors of the backend."""
+    credits = settings.BILLING_SIGNUP_CREDITS
+    grant = f" and your {credits} free credits are added to your account" if credits > 0 else ""
+    send_mail(
+        subject="Confirm your ExoGraph email address",
+        message=(
+            f"Open this link to confirm {user.email}{grant}:\n\n"
+            f"{email_verification_link(user=user)}\n\n"
+            "The link works for a few days. If you did not sign up for ExoGraph, ignore this email.\n"
+        ),
+        from_email=None,
+        recipient_list=[user.email],
+    )

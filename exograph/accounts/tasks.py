@@ -1,0 +1,31 @@
+"""Celery entry points for accounts: thin, ids only, idempotent."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+
+from celery import shared_task
+
+from exograph.accounts.emails import email_verification_send
+from exograph.accounts.models import User
+from exograph.core.queues import Queue
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="accounts.user_email_verification_send",
+    queue=Queue.DEFAULT.value,
+    acks_late=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def user_email_verification_send_task(user_id: int) -> None:
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None or user.email_verified:
+        logger.info("account %s is gone or verified; no verification email", user_id)
+        return
+    email_verification_send(user=user)
+    logger.info("verification email sent to account %s", user_id)

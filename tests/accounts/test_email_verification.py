@@ -1,0 +1,125 @@
+"""Signup credits wait for a verified email; earnings are paid only for queries from verified accounts."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.test import Client
+
+from billing.models import CreditEntry, EntryKind
+from billing.services import credit_balance
+from exograph.accounts.models import User
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.models import Graph
+from exograph.graphs.selectors import search_entities
+from exograph.graphs.services import graph_create
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_TEXTS, write_doc  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-very-long-pw-1"
+LINK = re.compile(r"https?://\S+/account/verify/[^/\s]+/[^/\s]+/")
+
+
+@pytest.fixture(autouse=True)
+def _drop_graph_stores():
+    yield
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        store.store_drop(f"exo:{graph_id}")
+
+
+def _sign_up(email: str) -> tuple[Client, User]:
+    client = Client()
+    response = client.post("/signup/", {"email": email, "password": PASSWORD, "password_confirm": PASSWORD})
+    assert response.status_code == 302
+    return client, User.objects.get(email=email)
+
+
+def _link_sent_to(email: str) -> str:
+    sent = [m for m in mail.outbox if m.to == [email]]
+    assert sent, f"no email to {email}"
+    found = LINK.search(sent[-1].body)
+    assert found, sent[-1].body
+    return urlsplit(found.group(0)).path
+
+
+def test_signup_credits_come_only_with_the_emailed_link_and_only_once(settings, django_capture_on_commit_callbacks):
+    settings.BILLING_SIGNUP_CREDITS = 100
+    with django_capture_on_commit_callbacks(execute=True):
+        client, dora = _sign_up("dora@example.com")
+    assert credit_balance(account=dora) == 0 and not dora.email_verified
+    dashboard = client.get("/")
+    assert dashboard.status_code == 200 and b"Send the link again" in dashboard.content
+    link = _link_sent_to("dora@example.com")
+    assert client.get(link).status_code == 302
+    assert client.get(link).status_code == 302  # a second click just confirms
+    dora.refresh_from_db()
+    assert dora.email_verified and credit_balance(account=dora) == 100
+    assert CreditEntry.objects.filter(account__user=dora, kind=EntryKind.SIGNUP_GRANT).count() == 1
+    assert b"Send the link again" not in client.get("/").content
+
+
+def test_a_tampered_or_someone_elses_link_verifies_nothing(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        _, dora = _sign_up("dora@example.com")
+        _, erin = _sign_up("erin@example.com")
+    dora_link = _link_sent_to("dora@example.com")
+    erin_link = _link_sent_to("erin@example.com")
+    prefix, dora_uid, dora_token, _ = dora_link.rsplit("/", 3)
+    _, erin_uid, _, _ = erin_link.rsplit("/", 3)
+    tampered = Client().get(f"{prefix}/{dora_uid}/{dora_token[:-2]}xx/")
+    assert tampered.status_code == 400 and b"invalid or has expired" in tampered.content
+    assert Client().get(f"{prefix}/{erin_uid}/{dora_token}/").status_code == 400  # dora's token for erin
+    assert Client().get(f"{prefix}/not-base64!/{dora_token}/").status_code == 400
+    for user in (dora, erin):
+        user.refresh_from_db()
+        assert not user.email_verified and credit_balance(account=user) == 0
+
+
+def test_unverified_account_logs_in_and_can_resend_the_link_once_a_minute(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        _sign_up("dora@example.com")
+    client = Client()
+    assert client.post("/login/", {"username": "dora@example.com", "password": PASSWORD}).status_code == 302
+    before = len(mail.outbox)
+    with django_capture_on_commit_callbacks(execute=True):
+        resent = client.post("/account/verify/resend/", follow=True)
+    assert resent.status_code == 200 and b"We sent a new link" in resent.content
+    assert len(mail.outbox) == before + 1
+    with django_capture_on_commit_callbacks(execute=True):
+        again = client.post("/account/verify/resend/", follow=True)
+    assert b"less than a minute ago" in again.content and len(mail.outbox) == before + 1
+    assert client.get(_link_sent_to("dora@example.com")).status_code == 302
+    assert User.objects.get(email="dora@example.com").email_verified
+
+
+def test_create_account_command_makes_a_verified_account_with_its_signup_credits(settings):
+    settings.BILLING_SIGNUP_CREDITS = 100
+    call_command("create_account", "--email", "ops@example.com", "--password", "a-long-enough-pass")
+    ops = User.objects.get(email="ops@example.com")
+    assert ops.email_verified and credit_balance(account=ops) == 100
+    assert not mail.outbox
+
+
+def test_earnings_are_paid_only_for_queries_from_verified_accounts(
+    alice,
+    bob,
+    settings,
+    write_doc,  # noqa: F811  (the imported fixture)
+    django_capture_on_commit_callbacks,
+):
+    settings.BILLING_EARNING_CREDITS = 1
+    graph = graph_create(actor=alice, name="W", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
+    with django_capture_on_commit_callbacks(execute=True):
+        _, farmer = _sign_up("farmer@example.com")  # unverified
+        assert search_entities(user=farmer, query="qubit", scope=Scope.WORLD)
+    assert credit_balance(account=alice) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert search_entities(user=bob, query="qubit", scope=Scope.WORLD)  # a verified customer
+    assert credit_balance(account=alice) == 1
