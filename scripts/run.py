@@ -95,7 +95,7 @@ def main() -> int:
         ])))  # fmt: skip
         children.append(("web", spawn([
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
-            "--lifespan", "off", "--no-server-header",
+            "--lifespan", "on", "--no-server-header",
         ])))  # fmt: skip
         time.sleep(1.5)
         print(
