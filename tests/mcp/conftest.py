@@ -117,7 +117,7 @@ def console_script() -> list[str]:
 
 @asynccontextmanager
 async def mcp_stdio(
-    api_url: str, *, key: str, scope: str | None = None, errlog: Any = None
+    api_url: str, *, key: str, scope: str | None = None, errlog: Any = None, **env_overrides: str
 ) -> AsyncIterator[ClientSession]:
     """An initialized SDK ClientSession with `exograph-mcp` spawned over stdio against api_url."""
     command = console_script()
@@ -125,6 +125,7 @@ async def mcp_stdio(
     env.update(EXOGRAPH_API_URL=api_url, EXOGRAPH_API_KEY=key, EXOGRAPH_MCP_UPLOAD_WAIT_SECONDS="120")
     if scope is not None:
         env["EXOGRAPH_GRAPH_SCOPE"] = scope
+    env.update(env_overrides)
     params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(settings.BASE_DIR))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:

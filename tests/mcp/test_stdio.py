@@ -77,3 +77,46 @@ def test_stdio_with_an_invalid_key_answers_a_clear_auth_error_and_logs_no_key(li
     text = text_of(result)
     assert "Authentication failed: Unknown API key. Check the key, or create a new one on the API keys page." in text
     assert "HTTP 401" in text and wrong not in text
+
+
+def test_upload_wait_and_output_size_are_bounded_by_the_settings(live_server_asgi, alice, alice_key, fund):
+    import base64
+
+    from tests.documents.conftest import docx_with_paragraphs
+
+    fund(alice, 50)
+    names = [f"Project Falcon{n:03d} Initiative" for n in range(60)]
+    note = docx_with_paragraphs(*(f"The {name} was reviewed by Orbital Metrics Group." for name in names))
+    out: dict[str, object] = {}
+
+    async def story() -> None:
+        async with mcp_stdio(
+            live_server_asgi.url,
+            key=alice_key,
+            EXOGRAPH_MCP_UPLOAD_WAIT_SECONDS="0",
+            EXOGRAPH_MCP_MAX_OUTPUT_CHARS="1500",
+        ) as mcp:
+            out["upload"] = await mcp.call_tool(
+                "upload_document",
+                {"file_content_base64": base64.b64encode(note).decode(), "filename": "falcon.docx"},
+            )
+            out["search"] = await mcp.call_tool(
+                "search_entities", {"query": "Project Falcon Initiative", "n_results": 50}
+            )
+
+    anyio.run(story)
+    upload = out["upload"]
+    assert not upload.is_error, text_of(upload)  # type: ignore[attr-defined]
+    document_id = upload.structured_content["id"]  # type: ignore[attr-defined]
+    assert "Document has been processed" not in text_of(upload)
+    assert (
+        f"Still processing (pending, 0%) after 0 s. Check again with list_documents; document ID `{document_id}`."
+        in text_of(upload)
+    )
+    search = out["search"]
+    text = text_of(search)
+    assert len(text) <= 1500
+    truncated = search.structured_content["truncated"]  # type: ignore[attr-defined]
+    assert truncated["shown"] + truncated["omitted"] == search.structured_content["count"] > truncated["shown"]  # type: ignore[attr-defined]
+    assert len(search.structured_content["results"]) == truncated["shown"]  # type: ignore[attr-defined]
+    assert f"… {truncated['omitted']} more item(s) not shown: this result is capped at 1,500 characters." in text
