@@ -237,3 +237,14 @@ def test_charlie_cannot_see_alices_private_items(live_server_asgi, alice, alice_
     for search in (private_search, world_search):
         assert not any("Quokka" in hit["name"] for hit in search.structured_content["results"])  # type: ignore[attr-defined]
     assert world.is_error and "Not found: No entity 'Zanzibar Quokka Foundation' in the World Graph." in text_of(world)  # type: ignore[attr-defined]
+
+
+def test_request_body_over_the_cap_is_refused_before_the_tools(live_server_asgi, alice_key):
+    oversized = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "' + b"x" * (16 * 1024 * 1024) + b'"}'
+    response = httpx.post(
+        f"{live_server_asgi.url}/mcp",
+        content=oversized,
+        headers={**MCP_HEADERS, "Authorization": f"Bearer {alice_key}"},
+        timeout=60,
+    )
+    assert response.status_code == 413
