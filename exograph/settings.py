@@ -9,9 +9,11 @@ DATABASE_URL, REDIS_URL, FALKORDB_URL and DJANGO_SECRET_KEY (see docker/.env.exa
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from exograph.core.env import (
@@ -66,6 +68,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
+    "csp",
+    "axes",
     "exograph.core",
     "exograph.accounts",
     "exograph.graphs",
@@ -77,7 +81,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Hands account/key ids to the ASGI access log (exograph.core.middleware.AccessLogMiddleware).
+    "exograph.core.middleware.AccessLogIdsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -88,6 +95,8 @@ MIDDLEWARE = [
     "exograph.accounts.middleware.GraphScopeMiddleware",
     # Adds RateLimit-* headers set by billing.ratelimit.AccountRateThrottle (DRF authenticates lazily).
     "billing.ratelimit.RateLimitHeadersMiddleware",
+    # Turns a login lockout (django-axes) into the 429 page/envelope; keep it last.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "exograph.urls"
@@ -117,6 +126,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Under ASGI each request may run on another thread, so persistent connections (CONN_MAX_AGE > 0)
+    # pile up and are never closed; Django's docs say to disable them. psycopg's pool reuses
+    # connections instead, bounded per process (uvicorn worker, Celery child).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("EXOGRAPH_DB_POOL_MIN_SIZE", default=1, minimum=0),
+        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=10, minimum=1),
+        "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ATOMIC_REQUESTS = False
@@ -173,13 +192,54 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
+# request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
+# The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],  # includes the same-origin WebSocket (ws/wss) in CSP Level 3 browsers
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        # Checkout posts here, then redirects to Stripe's hosted page.
+        "form-action": [SELF, "https://checkout.stripe.com"],
+    },
+}
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("EXOGRAPH_MAX_REQUEST_BYTES", default=75 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# JSON bodies nested deeper than this answer 400 (exograph.core.parsers); no real request comes close.
+JSON_MAX_DEPTH = env_int("EXOGRAPH_JSON_MAX_DEPTH", default=64, minimum=2)
 
-# Login throttling: failed attempts per account+IP within the window before refusing.
-LOGIN_MAX_FAILURES = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
-LOGIN_FAILURE_WINDOW_SECONDS = env_int("EXOGRAPH_LOGIN_FAILURE_WINDOW_SECONDS", default=900, minimum=1)
+# Proxies whose X-Forwarded-For is believed: uvicorn reads the same FORWARDED_ALLOW_IPS variable for
+# --forwarded-allow-ips, and exograph.core.proxies.client_ip (login lockout, logs) applies the same list.
+# Addresses or networks; never '*' (anyone could then choose their address).
+FORWARDED_ALLOW_IPS = env_list("FORWARDED_ALLOW_IPS", default=["127.0.0.1"])
+if any(entry.strip() == "*" for entry in FORWARDED_ALLOW_IPS):
+    raise ImproperlyConfigured("FORWARDED_ALLOW_IPS must list your proxies' addresses, not '*'.")
+
+# Login lockout (django-axes): after LOGIN_MAX_FAILURES failed logins an account is locked for the
+# window whatever address the guesses come from, and so is an address whatever accounts it tries.
+AUTHENTICATION_BACKENDS = [
+    "exograph.accounts.lockout.LoginLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("EXOGRAPH_LOGIN_MAX_FAILURES", default=5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("EXOGRAPH_LOGIN_FAILURE_WINDOW_SECONDS", default=900, minimum=60))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "exograph.core.proxies.client_ip"
+AXES_USERNAME_CALLABLE = "exograph.accounts.lockout.login_username"
+AXES_CLIENT_STR_CALLABLE = "exograph.accounts.lockout.login_client_str"
+AXES_LOCKOUT_CALLABLE = "exograph.accounts.views.login_locked_out"
+AXES_VERBOSE = False
+# Attempts are counted in the database (AccessAttempt rows, visible in the admin); no per-login AccessLog rows.
+AXES_DISABLE_ACCESS_LOG = True
 
 # --- Redis, FalkorDB, cache, channels, Celery ---------------------------------------------
 
@@ -212,6 +272,9 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Broker lost mid-task: let the running task finish and ack once the broker is back (tests/faults). True
+# (Celery 6's default) cancels it, and after a crash its message waits for the visibility timeout instead.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, minimum=1)
@@ -231,7 +294,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["billing.ratelimit.AccountRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        # DRF's JSONParser with a nesting-depth limit (JSON_MAX_DEPTH): too deep is a 400, not a RecursionError.
+        "exograph.core.parsers.JSONParser",
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],
@@ -303,6 +367,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Upload limits. Everything here is checked before anything is charged.
 DOCUMENTS_MAX_BYTES = env_int("DOCUMENTS_MAX_BYTES", default=50 * 1024 * 1024, minimum=1)
 DOCUMENTS_MAX_PAGES = env_int("DOCUMENTS_MAX_PAGES", default=2000, minimum=1)
+# Request bodies, refused at the ASGI edge (exograph.core.middleware) before they are read: uploads may
+# carry a file of DOCUMENTS_MAX_BYTES as base64 (4/3) plus the JSON or multipart around it; every other
+# endpoint takes small JSON bodies. Keys are URL names; others get REQUEST_MAX_BODY_BYTES.
+REQUEST_MAX_BODY_BYTES = env_int("EXOGRAPH_MAX_BODY_BYTES", default=1024 * 1024, minimum=1024)
+DOCUMENTS_UPLOAD_MAX_BODY_BYTES = DOCUMENTS_MAX_BYTES * 4 // 3 + 1024 * 1024
+REQUEST_BODY_LIMITS: dict[str, int] = {
+    "api:documents": DOCUMENTS_UPLOAD_MAX_BODY_BYTES,
+    "documents:list": DOCUMENTS_UPLOAD_MAX_BODY_BYTES,
+}
 DOCUMENTS_MAX_FILENAME_LENGTH = env_int("DOCUMENTS_MAX_FILENAME_LENGTH", default=200, minimum=5)
 # DOCX (zip) pre-checks, before any XML is parsed (libxml2 also caps nesting depth at 256).
 DOCUMENTS_DOCX_MAX_ENTRIES = env_int("DOCUMENTS_DOCX_MAX_ENTRIES", default=2000, minimum=1)
@@ -453,7 +526,22 @@ LOGGING = {
         "json": {"()": "exograph.core.logging.JsonFormatter"},
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json" if LOG_JSON else "plain"}},
+    # Every line passes the redaction filter: no key or secret is ever written, whoever logs it.
+    "filters": {"redact_secrets": {"()": "exograph.core.logging.RedactSecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_JSON else "plain",
+            "filters": ["redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # httpx logs every outbound URL at INFO (the MCP bridge's calls carry search text in query strings).
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        # uvicorn's own lines (startup, errors) through the same handler, so the same redaction applies.
+        "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }

@@ -1,6 +1,7 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
@@ -21,11 +22,18 @@ api_v1 = [
     *billing_api_urls,
 ]
 
+# Swagger UI comes from the jsDelivr CDN (until it is served offline): its scripts, styles and images
+# are allowed on this page only. The split view serves its init script from our origin (no inline JS).
+_SWAGGER_CDN = "https://cdn.jsdelivr.net"
+swagger_ui = csp_update(
+    {"script-src": [_SWAGGER_CDN], "style-src": [_SWAGGER_CDN, "'unsafe-inline'"], "img-src": [_SWAGGER_CDN]}
+)(SpectacularSwaggerSplitView.as_view(url_name="api:schema"))
+
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("readyz", core_views.readyz, name="readyz"),
     path("api/v1/", include((api_v1, "api"), namespace="api")),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="api-docs"),
+    path("api/docs/", swagger_ui, name="api-docs"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.documents.web_urls")),

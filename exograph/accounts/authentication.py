@@ -11,6 +11,7 @@ from billing.ratelimit import address_throttle
 from exograph.accounts.models import User
 from exograph.accounts.services import api_key_authenticate
 from exograph.core.errors import Unauthenticated
+from exograph.core.proxies import client_ip
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -38,7 +39,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         # Failed keys are counted per client address; past the limit every key from there gets 429
         # (even a right one, or guessing would still learn when it hits).
-        address = str(request.META.get("REMOTE_ADDR", "unknown"))
+        address = client_ip(request)
         address_throttle(action="api_key", address=address, count=False)
         try:
             key = api_key_authenticate(raw=raw)

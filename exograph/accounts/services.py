@@ -346,37 +346,3 @@ def api_key_cache_forget(*, prefixes: list[str]) -> None:
         cache.delete_many([_api_key_cache_name(p) for p in prefixes])
     except redis.RedisError:
         logger.warning("API-key cache unavailable; %d entries expire on their own", len(prefixes))
-
-
-# --- Login throttling -----------------------------------------------------------------
-
-
-def _login_key(email: str, ip: str) -> str:
-    return f"login-fail:{_digest(email.strip().lower())[:24]}:{ip}"
-
-
-def login_throttle_check(*, email: str, ip: str) -> None:
-    """Refuse a login attempt after too many recent failures for this email from this address. Raises RateLimited."""
-    failures = cache.get(_login_key(email, ip), 0)
-    if failures >= settings.LOGIN_MAX_FAILURES:
-        minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
-        raise RateLimited(
-            f"Too many failed login attempts. Try again in {minutes} minutes.",
-            code="login_throttled",
-            hint="Reset your password if you have forgotten it.",
-            headers={"Retry-After": str(settings.LOGIN_FAILURE_WINDOW_SECONDS)},
-        )
-
-
-def login_failure_record(*, email: str, ip: str) -> None:
-    key = _login_key(email, ip)
-    if cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS):
-        return
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS)
-
-
-def login_failures_clear(*, email: str, ip: str) -> None:
-    cache.delete(_login_key(email, ip))

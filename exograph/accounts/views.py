@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
@@ -20,45 +22,42 @@ from exograph.accounts.services import (
     account_delete,
     api_key_create,
     api_key_revoke,
-    login_failure_record,
-    login_failures_clear,
-    login_throttle_check,
     user_create,
     user_email_verification_request,
     user_email_verify,
 )
+from exograph.core.api import error_body
 from exograph.core.errors import ExoGraphError, RateLimited
-
-
-def client_ip(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR", "unknown"))
+from exograph.core.proxies import client_ip
 
 
 class LoginView(auth_views.LoginView):
+    """Web login. Failed attempts are counted and locked out by django-axes (see settings AXES_*)."""
+
     form_class = LoginForm
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        email = str(request.POST.get("username", ""))
-        try:
-            login_throttle_check(email=email, ip=client_ip(request))
-        except RateLimited as exc:
-            form = self.get_form()
-            form.errors.clear()
-            response = self.render_to_response(self.get_context_data(form=form, throttled=exc.message))
-            response.status_code = 429
-            response.headers["Retry-After"] = exc.headers["Retry-After"]
-            return response
-        return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
-        login_failure_record(email=str(self.request.POST.get("username", "")), ip=client_ip(self.request))
-        return super().form_invalid(form)
-
-    def form_valid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
-        login_failures_clear(email=form.get_user().email, ip=client_ip(self.request))
-        return super().form_valid(form)
+def login_locked_out(request: HttpRequest, original_response: Any = None, credentials: Any = None) -> HttpResponse:
+    """AXES_LOCKOUT_CALLABLE: 429 saying when to retry; the login page for browsers, the JSON envelope otherwise."""
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    minutes = max(1, math.ceil(seconds / 60))
+    message = (
+        f"Too many failed login attempts for this account or from this address. "
+        f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
+    )
+    hint = "Wait, then log in again; if you have forgotten your password, ask an administrator to reset it."
+    wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
+    if wants_json or request.headers.get("X-Requested-With") == "XMLHttpRequest":
+        response: HttpResponse = JsonResponse(
+            error_body("login_locked_out", message, hint, {"retry_after": seconds}), status=429
+        )
+    else:
+        context = {"form": LoginForm(request), "throttled": message, "next": request.POST.get("next", "")}
+        response = render(request, "accounts/login.html", context, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
 
 
 class LogoutView(auth_views.LogoutView):

@@ -16,8 +16,7 @@ from exograph.accounts.models import User
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from exograph.graphs.selectors import search_entities
-from exograph.graphs.services import graph_create
+from exograph.graphs.services import entities_search, graph_create
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_TEXTS, write_doc  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -118,8 +117,8 @@ def test_earnings_are_paid_only_for_queries_from_verified_accounts(
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES)
     with django_capture_on_commit_callbacks(execute=True):
         _, farmer = _sign_up("farmer@example.com")  # unverified
-        assert search_entities(user=farmer, query="qubit", scope=Scope.WORLD)
+        assert entities_search(actor=farmer, query="qubit", scope=Scope.WORLD)
     assert credit_balance(account=alice) == 0
     with django_capture_on_commit_callbacks(execute=True):
-        assert search_entities(user=bob, query="qubit", scope=Scope.WORLD)  # a verified customer
+        assert entities_search(actor=bob, query="qubit", scope=Scope.WORLD)  # a verified customer
     assert credit_balance(account=alice) == 1

@@ -17,6 +17,7 @@ from exograph.graphs.store.core import (  # noqa: F401
     STORE_DOWN,
     STORE_TIMEOUT,
     WRITE_BATCH,
+    StoreUnavailable,
     _ensured,
     chunk_vector_key,
     fulltext_query,

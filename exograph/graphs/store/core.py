@@ -4,7 +4,8 @@ Every value reaches Cypher as a parameter checked by `params()` (the falkordb 1.
 writes parameters into a `CYPHER name=value` text header and formats unknown types with
 `str()`, so only plain JSON-like values may pass). Labels and relation types cannot be
 parameters; they come from an allowlist (`label`) or the normaliser (`relation_type`).
-Reads go through GRAPH.RO_QUERY. A store that cannot be reached raises ServiceUnavailable,
+Reads go through GRAPH.RO_QUERY. A store that cannot be reached or times out raises
+StoreUnavailable (a 503 ServiceUnavailable that is also a TransientError, so tasks retry it),
 never an empty result.
 
 Vectors live on their own write-once nodes, `(:EntityVector {key, entity_id, embedding})` and
@@ -33,7 +34,7 @@ import redis
 from django.conf import settings
 from falkordb import Graph as FalkorGraph
 
-from exograph.core.errors import ServiceUnavailable, ValidationError
+from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client
 from exograph.graphs.types import GraphCounts
 
@@ -54,6 +55,12 @@ EF_RUNTIME = 100
 _RELATION_OK = re.compile(r"[A-Z][A-Z0-9_]*")
 
 Param = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+class StoreUnavailable(ServiceUnavailable, TransientError):
+    """FalkorDB is unreachable or did not answer in time: a 503 for users, a retry for tasks."""
+
+    status, code = 503, "graph_store_unavailable"
 
 
 # --- parameters, labels, relation types --------------------------------------------------------
@@ -137,7 +144,7 @@ def _graph(store_name: str) -> FalkorGraph:
     try:
         return falkordb_client().select_graph(store_name)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+        raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
 
 
 def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
@@ -150,15 +157,15 @@ def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read
         else:
             result = graph.query(cypher, clean, timeout=timeout)
     except (redis.ConnectionError, OSError) as exc:
-        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+        raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
     except redis.TimeoutError as exc:
-        raise ServiceUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
+        raise StoreUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
     except redis.ResponseError as exc:
         message = str(exc)
         if read_only and EMPTY_KEY in message:
             return []  # the store of a graph nobody wrote to yet holds nothing
         if "timed out" in message.lower():
-            raise ServiceUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
+            raise StoreUnavailable(STORE_TIMEOUT, code="graph_store_timeout") from exc
         raise
     return list(result.result_set)
 
@@ -219,7 +226,7 @@ def store_drop(store_name: str) -> None:
     try:
         graph.delete()
     except (redis.ConnectionError, OSError) as exc:
-        raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+        raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
     except redis.ResponseError as exc:
         if EMPTY_KEY not in str(exc):
             raise
