@@ -541,6 +541,8 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # The MCP SDK logs a failed tool call with its message, which can quote the caller's input.
+        "mcp": {"level": "WARNING"},
         # uvicorn's own lines (startup, errors) through the same handler, so the same redaction applies.
         "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },

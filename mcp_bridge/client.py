@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -220,8 +221,6 @@ class ExoGraphClient:
         )
 
     async def world_entity(self, *, entity_id: str, evidence: bool = False) -> dict[str, Any]:
-        from urllib.parse import quote
-
         return dict(
             await self.get(f"/api/v1/world/entities/{quote(entity_id, safe='')}/", params={"evidence": evidence})
         )
@@ -241,8 +240,6 @@ class ExoGraphClient:
         )
 
     async def document(self, *, document_id: str) -> dict[str, Any]:
-        from urllib.parse import quote
-
         return dict(await self.get(f"/api/v1/documents/{quote(document_id, safe='')}/"))
 
     async def document_upload(self, *, body: Mapping[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:

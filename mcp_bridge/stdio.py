@@ -35,6 +35,8 @@ def configure_logging(level: str) -> None:
     root.setLevel(level)
     # The HTTP client logs every request line at INFO; keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # The SDK logs a failed tool call with its message, which can quote the caller's input (queries, names).
+    logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 async def serve(stdio: StdioSettings, settings: BridgeSettings) -> None:

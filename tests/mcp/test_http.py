@@ -248,3 +248,22 @@ def test_request_body_over_the_cap_is_refused_before_the_tools(live_server_asgi,
         timeout=60,
     )
     assert response.status_code == 413
+
+
+def test_bridge_and_sdk_logs_carry_no_query_text_and_no_key(live_server_asgi, alice_key, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    secret_words = "Zebra Quasar Unicornium"
+    search, world = _calls(
+        f"{live_server_asgi.url}/mcp",
+        alice_key,
+        [("search_entities", {"query": secret_words}), ("get_world_graph", {"entity_id": secret_words})],
+    )
+    assert not search.is_error and world.is_error  # type: ignore[attr-defined]
+    assert secret_words in text_of(world)  # the caller sees what was not found...
+    # django.request's own "Not Found: <path>" line is the REST API's (the same without MCP), left out here.
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name != "django.request")
+    assert "mcp tool get_world_graph: REST 404 entity_not_found" in logged  # ...the log keeps ids and codes only
+    assert secret_words not in logged and "Unicornium" not in logged
+    assert alice_key not in logged
