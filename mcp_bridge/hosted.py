@@ -22,17 +22,13 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_bridge.client import ExoGraphClient
 from mcp_bridge.config import BridgeSettings
 from mcp_bridge.tools import ExoGraphMCPServer, build_server
 
 logger = logging.getLogger(__name__)
-
-ASGIApp = Callable[
-    [dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
-    Awaitable[None],
-]
 
 
 @dataclass(frozen=True)
@@ -235,9 +231,9 @@ class HostedMCP:
     def router(self, fallback: Any) -> ASGIApp:
         """An http ASGI app: /mcp to the bridge, everything else to `fallback` (the Django app)."""
 
-        async def route(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async def route(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and self.is_mcp_path(scope.get("path", "")):
-                await self.handle(scope, receive, send)
+                await self.handle(dict(scope), receive, send)
             else:
                 await fallback(scope, receive, send)
 
