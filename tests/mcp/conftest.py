@@ -59,6 +59,24 @@ class LiveServer:
         self.thread.join(timeout=30)
 
 
+@pytest.fixture(autouse=True)
+def _world_graph_row(request) -> None:  # type: ignore[no-untyped-def]
+    """The World Graph row of migration 0002: another transactional test's flush may have removed it."""
+    if "transactional_db" not in request.fixturenames and "live_server_asgi" not in request.fixturenames:
+        marker = request.node.get_closest_marker("django_db")
+        if marker is None or not marker.kwargs.get("transaction"):
+            return
+    request.getfixturevalue("transactional_db")
+    from exograph.accounts.models import User
+
+    platform, _ = User.objects.get_or_create(
+        email="platform@exograph.internal", defaults={"is_platform": True, "is_active": False, "password": "!"}
+    )
+    Graph.objects.get_or_create(
+        id="world", defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
+    )
+
+
 @pytest.fixture
 def live_server_asgi(transactional_db) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
     server = LiveServer()

@@ -7,7 +7,7 @@ import pytest
 
 from mcp_bridge.client import ExoGraphAPIError, ExoGraphClient
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _client(key: str, scope: str | None = None) -> ExoGraphClient:

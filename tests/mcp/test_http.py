@@ -14,7 +14,7 @@ from billing.services import credit_balance
 from tests.documents.conftest import fixtures_dir
 from tests.mcp.conftest import mcp_http, text_of
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 PDF = "pdf/pm_naacl06-shinyama.pdf"  # 8 pages: 13 credits; mentions "Information Extraction"
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"  # 4 pages: 9 credits
