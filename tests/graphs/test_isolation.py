@@ -12,7 +12,7 @@ from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 from exograph.core.scope import Scope
 from exograph.graphs.models import Graph
-from exograph.graphs.selectors import graph_get_for_user, graph_list_for_user, search_entities, world_entity_get
+from exograph.graphs.selectors import graph_get_for_user, graph_list_for_user, search_entities, world_entity_read
 from exograph.graphs.services import graph_create
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +74,7 @@ def test_world_search_and_world_graph_show_no_private_knowledge(alice, charlie, 
         assert hits and {h["graph_id"] for h in hits} == {"world"}
         text = json.dumps(hits).casefold()
         assert "alicemark" not in text and "charliemark" not in text
-        view = world_entity_get(user=user, entity="quantum computing", evidence=True)
+        view = world_entity_read(user=user, entity="quantum computing", evidence=True)["view"]
         assert view["related"] and "mark" not in json.dumps(view).casefold()
     for name in ("Alicemark fridge", "Charliemark fridge"):
         assert charlie_client.get(f"/api/v1/world/entities/{name}/").status_code == 404
