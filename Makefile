@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
+.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# The fault tests alone (kill/restart worker, broker, graph store, `make run`'s children; ~5 min, loopback only).
+# `make test` runs them too: they live in tests/faults/, inside pytest's default run.
+test-faults: $(STAMP)
+	$(VENV)/bin/pytest -m faults tests/faults $(PYTEST_ARGS)
 
 bench-graph: $(STAMP)
 	$(PY) bench/graph.py

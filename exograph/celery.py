@@ -7,9 +7,12 @@ import os
 from celery import Celery
 from kombu import Queue as KombuQueue
 
+from exograph.core.broker import redis_transport_register
 from exograph.core.queues import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
+# The worker must survive a broker restart mid-task (exograph/core/broker.py).
+redis_transport_register()
 
 app = Celery("exograph")
 app.config_from_object("django.conf:settings", namespace="CELERY")

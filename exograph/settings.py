@@ -272,6 +272,9 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Broker lost mid-task: let the running task finish and ack once the broker is back (tests/faults). True
+# (Celery 6's default) cancels it, and after a crash its message waits for the visibility timeout instead.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, minimum=1)
@@ -495,6 +498,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "billing.tasks.idempotency_records_purge_task",
         "schedule": 6 * 3600.0,
         "options": {"queue": "billing"},
+    },
+    # Orphan vector nodes (removed documents, changed texts) dropped and the vector indexes rebuilt.
+    "graphs-compact-vectors": {
+        "task": "exograph.graphs.tasks.graph_vectors_compact_task",
+        "schedule": 24 * 3600.0,
+        "options": {"queue": "default"},
     },
 }
 

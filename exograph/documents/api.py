@@ -136,6 +136,13 @@ class DocumentListCreateApi(APIView):
         request={"application/json": UploadSerializer, "multipart/form-data": UploadSerializer},
         responses={201: DocumentUploadOutSerializer, 200: DocumentUploadOutSerializer},
         summary="upload_document: PDF or DOCX; 5 credits + 1 per page",
+        description=(
+            "Costs 5 credits + 1 per page. A PDF's pages are its page count (at most DOCUMENTS_MAX_PAGES, "
+            "2,000 by default; a larger file is refused before it is read, for free). A DOCX's pages are the "
+            "larger of the count its docProps/app.xml declares and an estimate from its text: one page per "
+            "500 words or 3,000 characters, whichever gives more (`pages_estimated` is true when the estimate "
+            "decided). dry_run=true quotes the same number without charging."
+        ),
     )
     def post(self, request: Request) -> Response:
         """upload_document: 5 credits + 1 per page; Idempotency-Key and dry_run=true supported."""
@@ -183,7 +190,7 @@ class DocumentDetailApi(APIView):
     @extend_schema(
         operation_id="documents_delete",
         responses={204: None},
-        summary="Delete a document and its knowledge (world contributions included); no refund",
+        summary="Delete a document and its knowledge (world contributions included); refunded if not processed yet",
     )
     def delete(self, request: Request, document_id: str) -> Response:
         document_delete(actor=actor_of(request), document_id=document_id)

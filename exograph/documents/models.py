@@ -66,6 +66,8 @@ class Document(TimeStampedModel):
     relation_count = models.PositiveIntegerField(default=0)
     processed_at = models.DateTimeField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # What the owner should know about how it was processed (e.g. the LLM extractor fell back): {"code", "message"}.
+    warnings = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created"]

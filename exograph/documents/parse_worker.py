@@ -1,4 +1,4 @@
-"""The parsing sandbox: `python -m exograph.documents.parse_worker MODE TYPE`, file bytes on stdin.
+"""The parsing sandbox: `python parse_worker.py MODE TYPE MEMORY_MB CPU_SECONDS MAX_PAGES`, file bytes on stdin.
 
 Runs in a child process with RLIMIT_AS / RLIMIT_CPU set before pypdf or python-docx is
 imported, so a hostile file can exhaust only this process. Writes one JSON object to
@@ -6,6 +6,11 @@ stdout: {"ok": true, ...} or {"ok": false, "code", "message", "hint"}. Never imp
 
 MODE `inspect` is the cheap first pass before charging (page count, is there any text);
 MODE `parse` returns the text blocks: PDF per page, DOCX per paragraph/table with headings.
+A PDF over MAX_PAGES is refused from its page tree's count before any page is read. A DOCX's
+page count is the larger of the pages its docProps/app.xml declares (written by the client, so
+never trusted alone) and an estimate from its text: one page per WORDS_PER_ESTIMATED_PAGE words
+or CHARS_PER_ESTIMATED_PAGE characters, whichever gives more pages.
+Every answer carries `pages_read`, the number of PDF pages whose text was extracted.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ import zipfile
 from typing import Any
 
 WORDS_PER_ESTIMATED_PAGE = 500
+CHARS_PER_ESTIMATED_PAGE = 3000
+DEFAULT_MAX_PAGES = 2000
+
+# PDF pages whose text was extracted in this process (reported in every answer).
+_pages_read = 0
 
 
 class ParseRefused(Exception):
@@ -45,7 +55,24 @@ _ENCRYPTED = ParseRefused(
 )
 
 
-def _pdf_open(data: bytes) -> Any:
+def _too_many_pages(pages: int, max_pages: int) -> ParseRefused:
+    return ParseRefused(
+        "too_many_pages",
+        f"The document has {pages} pages; the limit is {max_pages}.",
+        "Split it into smaller documents and upload them separately.",
+    )
+
+
+def _declared_page_count(reader: Any) -> int | None:
+    """The page tree's /Count: one number from the catalog, read without walking the pages."""
+    try:
+        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None
+    return int(count) if isinstance(count, int) else None
+
+
+def _pdf_open(data: bytes, *, max_pages: int) -> Any:
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
@@ -57,7 +84,13 @@ def _pdf_open(data: bytes) -> Any:
                     raise _ENCRYPTED
             except (FileNotDecryptedError, NotImplementedError) as exc:
                 raise _ENCRYPTED from exc
-        _ = len(reader.pages)
+        # The cheap check first: a 100k-page file is refused before its page tree is walked.
+        declared = _declared_page_count(reader)
+        if declared is not None and declared > max_pages:
+            raise _too_many_pages(declared, max_pages)
+        pages = len(reader.pages)  # walks the page tree (the /Count may lie); no page is read yet
+        if pages > max_pages:
+            raise _too_many_pages(pages, max_pages)
     except ParseRefused:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, EOFError, OSError) as exc:
@@ -70,6 +103,8 @@ def _pdf_open(data: bytes) -> Any:
 
 
 def _page_text(page: Any) -> str:
+    global _pages_read
+    _pages_read += 1
     try:
         text = page.extract_text() or ""
     except Exception:  # noqa: BLE001 - one bad page must not sink the document
@@ -115,8 +150,8 @@ class _TextTally:
         ) and self.text_pages > 0
 
 
-def pdf_inspect(data: bytes) -> dict[str, Any]:
-    reader = _pdf_open(data)
+def pdf_inspect(data: bytes, *, max_pages: int = DEFAULT_MAX_PAGES) -> dict[str, Any]:
+    reader = _pdf_open(data, max_pages=max_pages)
     pages = len(reader.pages)
     tally = _TextTally(pages)
     for page in reader.pages:
@@ -126,8 +161,8 @@ def pdf_inspect(data: bytes) -> dict[str, Any]:
     raise _NO_TEXT_PDF
 
 
-def pdf_parse(data: bytes) -> dict[str, Any]:
-    reader = _pdf_open(data)
+def pdf_parse(data: bytes, *, max_pages: int = DEFAULT_MAX_PAGES) -> dict[str, Any]:
+    reader = _pdf_open(data, max_pages=max_pages)
     blocks = []
     tally = _TextTally(len(reader.pages))
     for number, page in enumerate(reader.pages, start=1):
@@ -294,7 +329,12 @@ def _table_rows(table: Any) -> list[str]:
     return rows
 
 
-def docx_parse(data: bytes) -> dict[str, Any]:
+def docx_pages_estimate(words: int, chars: int) -> int:
+    """Pages from the text itself: WORDS_PER_ESTIMATED_PAGE words or CHARS_PER_ESTIMATED_PAGE characters a page."""
+    return max(1, -(-words // WORDS_PER_ESTIMATED_PAGE), -(-chars // CHARS_PER_ESTIMATED_PAGE))
+
+
+def docx_parse(data: bytes, *, max_pages: int = DEFAULT_MAX_PAGES) -> dict[str, Any]:
     body, styles = _docx_body(data)
     blocks: list[dict[str, Any]] = []
     headings: list[str] = []
@@ -325,18 +365,23 @@ def docx_parse(data: bytes) -> dict[str, Any]:
             "Add text to the document (images are not read; OCR is not supported) and upload again.",
         )
     words = sum(len(block["text"].split()) for block in blocks)
+    chars = sum(len(block["text"]) for block in blocks)
     declared = _docx_pages(data)
-    pages = declared or max(1, -(-words // WORDS_PER_ESTIMATED_PAGE))
+    estimated = docx_pages_estimate(words, chars)
+    # The declared count is the client's word: it can raise the price (a page of pictures), never lower it.
+    pages = max(declared or 0, estimated)
+    if pages > max_pages:
+        raise _too_many_pages(pages, max_pages)
     # Page numbers for citations: spread the blocks over the page count by word position.
     seen = 0
     for block in blocks:
         block["page"] = min(pages, 1 + (seen * pages) // max(words, 1))
         seen += len(block["text"].split())
-    return {"pages": pages, "pages_estimated": declared is None, "blocks": blocks}
+    return {"pages": pages, "pages_estimated": declared is None or estimated > declared, "blocks": blocks}
 
 
-def docx_inspect(data: bytes) -> dict[str, Any]:
-    result = docx_parse(data)
+def docx_inspect(data: bytes, *, max_pages: int = DEFAULT_MAX_PAGES) -> dict[str, Any]:
+    result = docx_parse(data, max_pages=max_pages)
     return {"pages": result["pages"], "pages_estimated": result["pages_estimated"]}
 
 
@@ -348,9 +393,18 @@ HANDLERS = {
 }
 
 
-def run(mode: str, kind: str, data: bytes) -> dict[str, Any]:
+def run(mode: str, kind: str, data: bytes, *, max_pages: int = DEFAULT_MAX_PAGES) -> dict[str, Any]:
+    """The handler's answer as a JSON-able dict, with `pages_read` (PDF pages whose text was extracted)."""
+    global _pages_read
+    _pages_read = 0
+    answer = _run(mode, kind, data, max_pages=max_pages)
+    answer["pages_read"] = _pages_read
+    return answer
+
+
+def _run(mode: str, kind: str, data: bytes, *, max_pages: int) -> dict[str, Any]:
     try:
-        return {"ok": True, **HANDLERS[(mode, kind)](data)}
+        return {"ok": True, **HANDLERS[(mode, kind)](data, max_pages=max_pages)}
     except ParseRefused as exc:
         return {"ok": False, "code": exc.code, "message": exc.message, "hint": exc.hint}
     except MemoryError:
@@ -379,6 +433,7 @@ def run(mode: str, kind: str, data: bytes) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     mode, kind = argv[1], argv[2]
     memory_mb, cpu_seconds = int(argv[3]), int(argv[4])
+    max_pages = int(argv[5]) if len(argv) > 5 else DEFAULT_MAX_PAGES
     limits_apply(memory_mb, cpu_seconds)
     logging.disable(logging.CRITICAL)  # pypdf warns per font; the caller only reads our JSON
     import warnings
@@ -386,7 +441,7 @@ def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore")
     data = sys.stdin.buffer.read()
     sys.setrecursionlimit(5000)
-    result = run(mode, kind, data)
+    result = run(mode, kind, data, max_pages=max_pages)
     sys.stdout.write(json.dumps(result, ensure_ascii=False))
     sys.stdout.flush()
     return 0

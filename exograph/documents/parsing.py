@@ -52,6 +52,7 @@ def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) 
         kind.value,
         str(settings.DOCUMENTS_PARSE_MEMORY_MB),
         str(settings.DOCUMENTS_PARSE_CPU_SECONDS),
+        str(settings.DOCUMENTS_MAX_PAGES),
     ]
     try:
         completed = subprocess.run(  # noqa: S603 - fixed argv, our own module
@@ -95,7 +96,9 @@ def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) 
 
 
 def document_inspect(*, data: bytes, content_type: DocumentType) -> ParseResult:
-    """The cheap first pass before charging: page count, and refusal of files with no text. Raises ParseFailed."""
+    """The cheap first pass before charging: page count (a PDF over the limit is refused before any page is
+    read; a DOCX counts the larger of its declared and its estimated pages), refusal of files with no text.
+    Raises ParseFailed."""
     answer = _sandbox_run("inspect", content_type, data, timeout=settings.DOCUMENTS_PARSE_TIMEOUT_SECONDS)
     pages = int(answer["pages"])
     if pages > settings.DOCUMENTS_MAX_PAGES:

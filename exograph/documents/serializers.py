@@ -26,6 +26,11 @@ def _failure(document: Document) -> dict[str, str] | None:
     return {"stage": document.failure_stage, "reason": document.failure_reason}
 
 
+class DocumentWarningOutSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
 class DocumentListItemOutSerializer(serializers.Serializer):
     """The list_documents shape: id, title/file name, pages, created, scope, status, graph id."""
 
@@ -57,6 +62,11 @@ class DocumentOutSerializer(DocumentListItemOutSerializer):
     entity_count = serializers.IntegerField()
     relation_count = serializers.IntegerField()
     processed_at = serializers.DateTimeField(allow_null=True)
+    warnings = DocumentWarningOutSerializer(
+        many=True,
+        help_text="How processing fell short without failing, e.g. llm_extractor_fallback: the LLM extractor "
+        "refused some passages and the offline extractor was used for them.",
+    )
 
     @extend_schema_field(DocumentFailureOutSerializer(allow_null=True))
     def get_failure(self, document: Document) -> dict[str, str] | None:
@@ -87,4 +97,5 @@ def document_progress(document: Document) -> dict[str, Any]:
         "progress": document.progress,
         "pages": document.pages,
         "failure": _failure(document),
+        "warnings": list(document.warnings),
     }

@@ -1,30 +1,62 @@
-"""Ingest pipeline tasks: ids only, idempotent, acks_late, on the ingest queue. Thin wrappers over services."""
+"""Ingest pipeline tasks: ids only, idempotent, acks_late, on the ingest queue. Thin wrappers over services.
+
+Services never import this module (they start the pipeline by task name, `PARSE_TASK`), so the
+imports run one way: tasks → services.
+
+A stage that meets a TransientError (FalkorDB, an embedding or LLM provider down) raises it while
+attempts remain, and Celery retries the task with exponential backoff (`retry_backoff`, jittered,
+capped at RETRY_BACKOFF_MAX seconds) up to MAX_RETRIES times; on the last attempt the stage fails the
+document and refunds it. A PermanentError is never retried: the stage fails the document at once.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 
+from exograph.core.errors import TransientError
 from exograph.core.queues import Queue
+from exograph.documents.services import (
+    EMBED_TASK,
+    INDEX_TASK,
+    PARSE_TASK,
+    document_stage_embed,
+    document_stage_index,
+    document_stage_parse,
+)
+
+MAX_RETRIES = 5
+RETRY_BACKOFF_MAX = 300
+
+RETRYING: dict[str, Any] = {
+    "bind": True,
+    "queue": Queue.INGEST.value,
+    "acks_late": True,
+    "autoretry_for": (TransientError,),
+    "retry_backoff": True,
+    "retry_backoff_max": RETRY_BACKOFF_MAX,
+    "retry_jitter": True,
+    "max_retries": MAX_RETRIES,
+}
 
 
-@shared_task(name="documents.document_parse", queue=Queue.INGEST.value, acks_late=True)
-def document_parse_task(document_id: str) -> None:
-    from exograph.documents.services import document_stage_parse
+def _last_attempt(task: Any) -> bool:
+    return bool(task.request.retries >= task.max_retries)
 
-    if document_stage_parse(document_id=document_id):
+
+@shared_task(name=PARSE_TASK, **RETRYING)
+def document_parse_task(self: Any, document_id: str) -> None:
+    if document_stage_parse(document_id=document_id, last_attempt=_last_attempt(self)):
         document_embed_task.delay(document_id)
 
 
-@shared_task(name="documents.document_embed", queue=Queue.INGEST.value, acks_late=True)
-def document_embed_task(document_id: str) -> None:
-    from exograph.documents.services import document_stage_embed
-
-    if document_stage_embed(document_id=document_id):
+@shared_task(name=EMBED_TASK, **RETRYING)
+def document_embed_task(self: Any, document_id: str) -> None:
+    if document_stage_embed(document_id=document_id, last_attempt=_last_attempt(self)):
         document_index_task.delay(document_id)
 
 
-@shared_task(name="documents.document_index", queue=Queue.INGEST.value, acks_late=True)
-def document_index_task(document_id: str) -> None:
-    from exograph.documents.services import document_stage_index
-
-    document_stage_index(document_id=document_id)
+@shared_task(name=INDEX_TASK, **RETRYING)
+def document_index_task(self: Any, document_id: str) -> None:
+    document_stage_index(document_id=document_id, last_attempt=_last_attempt(self))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import random
+import string
 import zipfile
 from pathlib import Path
 
@@ -103,3 +105,59 @@ def _fresh_channel_layer():  # type: ignore[no-untyped-def]
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+def many_pages_pdf(pages: int, *, text: str = "Page text for the page limit test.") -> bytes:
+    """A valid PDF of `pages` pages built by hand (fast even for 100,000): all pages share one text stream."""
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % (5 + i) for i in range(pages)) + b"] /Count %d >>" % pages,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    content = b"BT /F1 12 Tf 72 720 Td (" + text.encode() + b") Tj ET"
+    objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    objects.extend(page for _ in range(pages))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def five_letter_paragraphs(count: int, *, words: int = 1000, seed: int = 8) -> list[str]:
+    """`count` paragraphs of `words` random five-letter words: words * 6 - 1 characters each (not a zip bomb)."""
+    rng = random.Random(seed)
+    letters = string.ascii_lowercase
+    return [" ".join("".join(rng.choices(letters, k=5)) for _ in range(words)) for _ in range(count)]
+
+
+def docx_declaring_pages(paragraphs: list[str], *, pages: int) -> bytes:
+    """A DOCX of the given paragraphs whose docProps/app.xml declares `pages` pages."""
+    body = "".join(f"<w:p><w:r><w:t>{p}</w:t></w:r></w:p>" for p in paragraphs)
+    app = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        '<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
+        f"<Pages>{pages}</Pages><Words>1</Words></Properties>"
+    )
+    return docx_bytes(
+        f'<?xml version="1.0"?><w:document xmlns:w="{W_NS}"><w:body>{body}</w:body></w:document>',
+        extra={"docProps/app.xml": app.encode()},
+    )
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks_retry_like_a_worker():  # type: ignore[no-untyped-def]
+    """Eager tasks retry as a worker's would. With eager propagation on, Celery raises a task's Retry to
+    the caller instead of running the retry (celery.app.trace: on_error re-raises when propagating)."""
+    from exograph.celery import app
+
+    previous = app.conf.task_eager_propagates
+    app.conf.task_eager_propagates = False
+    yield
+    app.conf.task_eager_propagates = previous

@@ -15,7 +15,14 @@ from exograph.documents.services import document_stage_embed, document_stage_ind
 from exograph.graphs import store
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import search_entities
-from tests.documents.conftest import billion_laughs_docx, fixture_bytes, zip_bomb_docx
+from tests.documents.conftest import (
+    billion_laughs_docx,
+    docx_declaring_pages,
+    five_letter_paragraphs,
+    fixture_bytes,
+    many_pages_pdf,
+    zip_bomb_docx,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -154,6 +161,38 @@ def test_dry_run_quotes_without_writing(alice_client, funded):
     body = response.json()
     assert body["dry_run"] is True and body["credits_needed"] == 13 and body["pages"] == 8
     assert body["balance"] == 1000 and body["covered"] is True
+    assert not Document.objects.exists()
+
+
+def _b64_bytes(data: bytes, filename: str) -> dict[str, str]:
+    return {"file_content_base64": base64.b64encode(data).decode(), "filename": filename}
+
+
+def test_docx_declaring_one_page_is_quoted_and_charged_by_its_text(alice_client, funded):
+    # ~200,000 words declaring <Pages>1</Pages>: 400 pages from the text, 5 + 400 credits, not 6.
+    payload = _b64_bytes(docx_declaring_pages(five_letter_paragraphs(200), pages=1), "long.docx")
+    quote = alice_client.post(f"{URL}?dry_run=true", payload, format="json")
+    assert quote.status_code == 200, quote.json()
+    assert quote.json()["pages"] == 400 and quote.json()["credits_needed"] == 405
+    assert quote.json()["pages_estimated"] is True
+    response = alice_client.post(URL, payload, format="json")  # on_commit not run: charged, not processed
+    assert response.status_code == 201, response.json()
+    assert credit_balance(account=funded) == 1000 - 405
+    document = Document.objects.get(id=response.json()["id"])
+    assert document.pages == 400 and document.credits_charged == 405
+
+
+def test_api_docs_say_how_docx_pages_are_counted(alice_client):
+    schema = alice_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    upload = schema["paths"]["/api/v1/documents/"]["post"]
+    assert "3,000 characters" in upload["description"] and "docProps/app.xml" in upload["description"]
+
+
+def test_hundred_thousand_page_pdf_is_refused_with_the_page_limit_and_costs_nothing(alice_client, funded):
+    response = alice_client.post(URL, _b64_bytes(many_pages_pdf(100_000), "huge.pdf"), format="json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["code"] == "too_many_pages"
+    assert credit_balance(account=funded) == 1000
     assert not Document.objects.exists()
 
 

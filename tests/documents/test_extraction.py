@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from exograph.chat.llm import LLMError, llm_chat_complete
+from exograph.core.errors import PermanentError, TransientError
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.extraction import (
     Entity,
@@ -152,8 +153,9 @@ def test_llm_client_speaks_chat_completions(llm):
 
 def test_llm_client_5xx_is_a_transient_error(llm):
     llm.reply("", status=503)
-    with pytest.raises(LLMError):
+    with pytest.raises(LLMError) as caught:
         llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
+    assert isinstance(caught.value, TransientError)
 
 
 def test_llm_extractor_uses_valid_output(llm):
@@ -185,6 +187,7 @@ def test_llm_invalid_twice_falls_back_to_offline(llm):
     entities = _by_name(extraction)
     assert entities["Mozilla Corporation"].type == "ORGANIZATION"  # the offline result
     assert "X" not in entities
+    assert [w["code"] for w in extraction.warnings] == ["llm_extractor_fallback"]  # said, not silent
 
 
 def test_llm_relation_to_unknown_entity_is_invalid(llm):
@@ -200,11 +203,28 @@ def test_llm_relation_to_unknown_entity_is_invalid(llm):
     assert "A Corp" not in _by_name(extraction)
 
 
-def test_llm_down_falls_back_to_offline(settings):
+def test_llm_down_is_a_transient_error_for_the_task_to_retry_not_a_silent_fallback(settings):
     settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
     settings.LLM_MODEL = "fake-model"
-    extraction = document_extract(SAMPLE[:1], extractor=LLMExtractor())
-    assert _by_name(extraction)["Andreas Gal"].type == "PERSON"
+    with pytest.raises(TransientError):
+        document_extract(SAMPLE[:1], extractor=LLMExtractor())
+
+
+def test_llm_refusal_falls_back_to_offline_with_a_warning_and_stops_asking(llm):
+    llm.default = (401, "")
+    extraction = document_extract(SAMPLE, extractor=LLMExtractor())
+    assert len(llm.requests) == 1  # a refusal is permanent: the other passages are not sent
+    assert _by_name(extraction)["Andreas Gal"].type == "PERSON"  # the offline result
+    assert [w["code"] for w in extraction.warnings] == ["llm_extractor_fallback"]
+    assert f"{len(SAMPLE)} of {len(SAMPLE)} passages" in extraction.warnings[0]["message"]
+    assert "401" in extraction.warnings[0]["message"]
+
+
+def test_llm_client_4xx_is_a_permanent_error(llm):
+    llm.reply("", status=400)
+    with pytest.raises(PermanentError) as caught:
+        llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
+    assert not isinstance(caught.value, TransientError)
 
 
 def test_long_documents_drop_single_mention_concepts_but_keep_names():

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from exograph.documents import parse_worker
 from exograph.documents.models import DocumentType
 from exograph.documents.parsing import ParseFailed, document_inspect, document_text_extract
-from tests.documents.conftest import W_NS, docx_bytes, fixture_bytes
+from tests.documents.conftest import (
+    W_NS,
+    docx_bytes,
+    docx_declaring_pages,
+    five_letter_paragraphs,
+    fixture_bytes,
+    many_pages_pdf,
+)
 
 READABLE_PDFS = {
     "pdf/tracemonkey-pldi-09.pdf": 14,
@@ -91,6 +99,32 @@ def test_page_limit_is_enforced_at_inspection(settings):
     assert caught.value.code == "too_many_pages"
 
 
+def test_hundred_thousand_page_pdf_is_refused_before_any_page_is_read():
+    answer = parse_worker.run("inspect", "pdf", many_pages_pdf(100_000), max_pages=2000)
+    assert answer["ok"] is False and answer["code"] == "too_many_pages"
+    assert "100000 pages" in answer["message"] and answer["hint"]
+    assert answer["pages_read"] == 0
+
+
+def test_pdf_whose_page_count_lies_is_refused_before_any_page_is_read():
+    data = many_pages_pdf(30).replace(b"/Count 30 ", b"/Count 1 ")
+    answer = parse_worker.run("inspect", "pdf", data, max_pages=10)
+    assert answer["code"] == "too_many_pages" and answer["pages_read"] == 0
+
+
+def test_pdf_under_the_limit_reads_only_the_pages_it_needs():
+    answer = parse_worker.run("inspect", "pdf", many_pages_pdf(40), max_pages=2000)
+    assert answer["ok"] is True and answer["pages"] == 40
+    assert 0 < answer["pages_read"] < 40  # stops once a quarter of the pages show text
+
+
+def test_sandbox_gets_the_page_limit(settings):
+    settings.DOCUMENTS_MAX_PAGES = 30
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=many_pages_pdf(31), content_type=DocumentType.PDF)
+    assert caught.value.code == "too_many_pages"
+
+
 def test_memory_limit_stops_the_child_not_us(settings):
     settings.DOCUMENTS_PARSE_MEMORY_MB = 20  # too little even to import pypdf
     with pytest.raises(ParseFailed) as caught:
@@ -149,6 +183,35 @@ def test_docx_without_app_xml_estimates_pages():
     )
     result = document_inspect(data=data, content_type=DocumentType.DOCX)
     assert result.pages == 3 and result.pages_estimated is True
+
+
+def test_docx_declaring_one_page_is_priced_from_its_text():
+    # 200,000 five-letter words (1,199,800 characters) declaring <Pages>1</Pages>: 400 pages by either measure.
+    paragraphs = five_letter_paragraphs(200)
+    result = document_inspect(data=docx_declaring_pages(paragraphs, pages=1), content_type=DocumentType.DOCX)
+    assert result.pages == 400 and result.pages_estimated is True
+
+
+def test_docx_declared_pages_above_the_estimate_are_kept():
+    result = document_inspect(
+        data=docx_declaring_pages(["A short page of text."], pages=7), content_type=DocumentType.DOCX
+    )
+    assert result.pages == 7 and result.pages_estimated is False
+
+
+def test_docx_pages_estimate_counts_characters_of_long_words():
+    # 300 "words" of 100 letters: 1 page by words, 11 by characters (30,299 / 3,000).
+    paragraphs = [" ".join(["x" * 100] * 300)]
+    result = document_inspect(data=docx_declaring_pages(paragraphs, pages=1), content_type=DocumentType.DOCX)
+    assert result.pages == 11
+
+
+def test_docx_over_the_page_limit_by_its_text_is_refused(settings):
+    settings.DOCUMENTS_MAX_PAGES = 50
+    paragraphs = five_letter_paragraphs(30)  # 60 pages of text declaring 1
+    with pytest.raises(ParseFailed) as caught:
+        document_inspect(data=docx_declaring_pages(paragraphs, pages=1), content_type=DocumentType.DOCX)
+    assert caught.value.code == "too_many_pages"
 
 
 @pytest.mark.parametrize(

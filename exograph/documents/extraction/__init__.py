@@ -1,0 +1,68 @@
+"""Entity and relation extraction behind one interface: `offline` (default, no network) and `llm`.
+
+Both return an `Extraction` over a document's chunks; `extraction_resolve` then merges
+entities by normalised name within the document and keeps the other surface forms as aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+
+from exograph.documents.extraction.llm import EXTRACTION_SCHEMA, InvalidLLMOutput, LLMExtractor, llm_output_validate
+from exograph.documents.extraction.offline import OfflineExtractor
+from exograph.documents.extraction.resolve import (
+    PRUNE_MIN_CHUNKS,
+    extraction_from_json,
+    extraction_prune,
+    extraction_resolve,
+    extraction_to_json,
+    name_normalise,
+)
+from exograph.documents.extraction.types import (
+    ENTITY_TYPES,
+    ChunkLike,
+    Entity,
+    Extraction,
+    Extractor,
+    Mention,
+    Relation,
+)
+
+__all__ = [
+    "ENTITY_TYPES",
+    "EXTRACTION_SCHEMA",
+    "PRUNE_MIN_CHUNKS",
+    "ChunkLike",
+    "Entity",
+    "Extraction",
+    "Extractor",
+    "InvalidLLMOutput",
+    "LLMExtractor",
+    "Mention",
+    "OfflineExtractor",
+    "Relation",
+    "document_extract",
+    "extraction_from_json",
+    "extraction_prune",
+    "extraction_resolve",
+    "extraction_to_json",
+    "extractor_get",
+    "llm_output_validate",
+    "name_normalise",
+]
+
+
+def extractor_get(name: str | None = None) -> Extractor:
+    """The configured extractor (settings.DOCUMENTS_EXTRACTOR): offline or llm."""
+    chosen = name or settings.DOCUMENTS_EXTRACTOR
+    if chosen == "llm":
+        return LLMExtractor()
+    return OfflineExtractor()
+
+
+def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None = None) -> Extraction:
+    """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks."""
+    resolved = extraction_resolve((extractor or extractor_get()).extract(chunks))
+    return extraction_prune(resolved, chunk_count=len(chunks))

@@ -1,0 +1,334 @@
+"""The offline extractor: keyphrases, capitalised names, acronyms and verb patterns, no network."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from exograph.documents.extraction.resolve import name_normalise
+from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
+
+logger = logging.getLogger(__name__)
+
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bal\.)(?<!\bNo\.)"
+    r"(?<=[.!?;])\s+(?=[^a-z])|\n{2,}"
+)
+_CAMEL = re.compile(r"\b(?:[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]+)\b")
+_TITLE_PERSON = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|Sir|Dame)\.?\s+((?:[A-Z][\w'’-]+)(?:\s+[A-Z][\w'’-]+){0,3})")
+_CONNECTOR = r"(?:of|for|and|de|del|der|van|von|la|le|du|in|on|the|&)"
+_CAPITALISED = re.compile(
+    rf"\b[A-Z][\w'’&-]*[a-z0-9][\w'’&-]*(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z][\w'’&-]+|[A-Z]{{2,}}))+"
+)
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&]{1,9}(?:s)?\b")
+_ACRONYM_DEFINITION = re.compile(
+    r"\b((?:[A-Z][\w-]+\s+(?:(?:of|for|and|the|on|in)\s+)?){1,8}[A-Z][\w-]+)\s+\(([A-Z][A-Z0-9&]{1,9})s?\)"
+)
+_YEAR = re.compile(
+    r"\b(?:(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+    r"\s+(?:\d{1,2},\s+)?)?(?:1[5-9]\d\d|20\d\d)\b"
+)
+_NOISE_WORDS = (
+    r"(?:The|A|An|In|On|At|For|From|This|That|These|Those|Our|We|It|If|When|While|As|But|And|Or|Of|To|By|With|"
+    r"Figure|Fig|Table|Section|See|Abstract|Introduction|Conclusion|Conclusions|Evaluation|Acknowledgments|"
+    r"Acknowledgements|Because|Parts|Here|There|Then|Thus|However|Also|Results|Discussion|Related|Work)"
+)
+_TRAILING_NOISE = re.compile(rf"\s+{_NOISE_WORDS}$")
+_LEADING_NOISE = re.compile(rf"^{_NOISE_WORDS}\s+")
+_ORG_CUES = re.compile(
+    r"\b(?:Inc|Corp|Corporation|Ltd|LLC|GmbH|AG|plc|Company|Co|University|Universität|Institute|College|School|"
+    r"Association|Agency|Department|Committee|Service|Office|Foundation|Council|Bureau|Ministry|Laboratory|Labs?|"
+    r"Group|Bank|Society|Commission|Court|Congress|Senate|Party|Organization|Organisation)\b\.?"
+)
+_LOCATION_CUES = re.compile(
+    r"\b(?:City|County|State|Street|River|Mountain|Mount|Lake|Island|Bay|Valley|Province|Republic|Kingdom|Ocean|Sea)\b"
+)
+_EVENT_CUES = re.compile(r"\b(?:Conference|Symposium|War|Summit|Olympics|Workshop|Festival|Election)\b")
+_ACRONYM_STOP = {"I", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI", "OK", "AM", "PM", "ID", "US"}
+_STOP_PHRASES = {"et al", "e g", "i e"}
+_COMMON_VERBS = {
+    "is": "IS",
+    "are": "IS",
+    "was": "IS",
+    "were": "IS",
+    "has": "HAS",
+    "have": "HAS",
+    "had": "HAS",
+    "uses": "USE",
+    "used": "USE",
+    "use": "USE",
+    "using": "USE",
+    "developed": "DEVELOP",
+    "develops": "DEVELOP",
+    "created": "CREATE",
+    "creates": "CREATE",
+    "founded": "FOUND",
+    "acquired": "ACQUIRE",
+    "acquires": "ACQUIRE",
+    "owns": "OWN",
+    "owned": "OWN",
+    "proposed": "PROPOSE",
+    "proposes": "PROPOSE",
+    "introduced": "INTRODUCE",
+    "introduces": "INTRODUCE",
+    "extends": "EXTEND",
+    "extended": "EXTEND",
+    "describes": "DESCRIBE",
+    "described": "DESCRIBE",
+    "includes": "INCLUDE",
+    "included": "INCLUDE",
+    "contains": "CONTAIN",
+    "contained": "CONTAIN",
+    "requires": "REQUIRE",
+    "required": "REQUIRE",
+    "provides": "PROVIDE",
+    "provided": "PROVIDE",
+    "supports": "SUPPORT",
+    "supported": "SUPPORT",
+    "implements": "IMPLEMENT",
+    "implemented": "IMPLEMENT",
+    "compiles": "COMPILE",
+    "compiled": "COMPILE",
+    "produces": "PRODUCE",
+    "produced": "PRODUCE",
+    "leads": "LEAD",
+    "led": "LEAD",
+    "joined": "JOIN",
+    "joins": "JOIN",
+    "published": "PUBLISH",
+    "wrote": "WRITE",
+    "written": "WRITE",
+    "writes": "WRITE",
+    "built": "BUILD",
+    "builds": "BUILD",
+    "runs": "RUN",
+    "ran": "RUN",
+    "replaced": "REPLACE",
+    "replaces": "REPLACE",
+    "based": "BASE",
+    "outperforms": "OUTPERFORM",
+    "outperformed": "OUTPERFORM",
+    "improves": "IMPROVE",
+    "improved": "IMPROVE",
+    "located": "LOCATE",
+    "born": "BEAR",
+    "married": "MARRY",
+    "won": "WIN",
+    "wins": "WIN",
+    "signed": "SIGN",
+    "signs": "SIGN",
+    "issued": "ISSUE",
+    "issues": "ISSUE",
+    "funded": "FUND",
+    "funds": "FUND",
+    "employs": "EMPLOY",
+    "employed": "EMPLOY",
+    "manages": "MANAGE",
+    "managed": "MANAGE",
+}
+_NOT_VERBS = {"need", "speed", "feed", "seed", "bed", "red", "based", "embedded", "hundred", "indeed"}
+
+
+def _verb_lemma(word: str) -> str | None:
+    lower = word.lower()
+    if lower in _COMMON_VERBS:
+        return _COMMON_VERBS[lower]
+    if not word.isalpha() or not word.islower() or len(word) < 5 or lower in _NOT_VERBS:
+        return None
+    if lower.endswith("ied"):
+        return (lower[:-3] + "y").upper()
+    if lower.endswith("ed"):
+        stem = lower[:-2]
+        if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "ls":
+            stem = stem[:-1]
+        elif stem.endswith(("at", "iz", "ur", "uc", "ov", "iv", "ag", "ud")):
+            stem += "e"
+        return stem.upper()
+    if lower.endswith("izes") or lower.endswith("ates"):
+        return lower[:-1].upper()
+    return None
+
+
+def _clean_span(span: str) -> str:
+    span = span.strip(" .,;:()[]\"'")
+    while True:
+        stripped = _TRAILING_NOISE.sub("", _LEADING_NOISE.sub("", span))
+        if stripped == span:
+            break
+        span = stripped
+    return span.strip()
+
+
+def _acronym_expansion(phrase: str, acronym: str) -> str | None:
+    """The shortest trailing run of words in phrase whose capital initials spell the acronym."""
+    words = phrase.split()
+    letters = acronym.rstrip("s").upper()
+    for start in range(len(words) - 1, -1, -1):
+        initials = "".join(w[0] for w in words[start:] if w[:1].isupper())
+        if initials.upper() == letters and len(words) - start >= 2:
+            return " ".join(words[start:])
+    return None
+
+
+def _entity_type(name: str, context_before: str) -> str:
+    if _YEAR.fullmatch(name):
+        return "DATE"
+    if re.search(r"\b(?:Dr|Mr|Mrs|Ms|Prof|Sir|Dame)\.?\s*$", context_before):
+        return "PERSON"
+    if _ORG_CUES.search(name):
+        return "ORGANIZATION"
+    if _LOCATION_CUES.search(name):
+        return "LOCATION"
+    if _EVENT_CUES.search(name):
+        return "EVENT"
+    return "CONCEPT"
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    name: str
+    type: str
+
+
+def _sentence_spans(sentence: str) -> list[_Span]:
+    spans: list[_Span] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(start: int, end: int, name: str, kind: str) -> None:
+        if any(s < end and start < e for s, e in taken):
+            return
+        if len(name) < 2 or name.lower() in _STOP_PHRASES or len(name) > 120:
+            return
+        taken.append((start, end))
+        spans.append(_Span(start, end, name, kind))
+
+    for match in _TITLE_PERSON.finditer(sentence):
+        add(match.start(1), match.end(1), match.group(1), "PERSON")
+    for match in _YEAR.finditer(sentence):
+        add(match.start(), match.end(), match.group(), "DATE")
+    for match in _CAPITALISED.finditer(sentence):
+        raw = match.group()
+        name = _clean_span(raw)
+        if " " not in name:
+            continue
+        offset = match.start() + raw.find(name)
+        add(offset, offset + len(name), name, _entity_type(name, sentence[: match.start()]))
+    for match in _CAMEL.finditer(sentence):
+        add(match.start(), match.end(), match.group(), _entity_type(match.group(), sentence[: match.start()]))
+    for match in _ACRONYM.finditer(sentence):
+        name = match.group()
+        if name.rstrip("s") in _ACRONYM_STOP or name.isdigit():
+            continue
+        add(match.start(), match.end(), name, _entity_type(name, sentence[: match.start()]))
+    spans.sort(key=lambda span: span.start)
+    return spans
+
+
+def _between_verb(text: str) -> tuple[str, bool] | None:
+    """The relation type from the words between two mentions (verb lemma), and whether it is passive ('by')."""
+    words = re.findall(r"[A-Za-z]+", text)
+    if not words or len(words) > 8:
+        return None
+    for index, word in enumerate(words):
+        lemma = _verb_lemma(word)
+        if lemma is None:
+            continue
+        rest = [w.lower() for w in words[index + 1 :]]
+        if lemma == "IS" and rest[:1] in (["a"], ["an"], ["the"]):
+            return "IS_A", False
+        if lemma == "IS" and rest[:1] and _verb_lemma(rest[0]) not in (None, "IS"):
+            lemma = _verb_lemma(rest[0]) or lemma
+            rest = rest[1:]
+        passive = "by" in rest[:2]
+        return lemma, passive
+    return None
+
+
+class OfflineExtractor:
+    """Keyphrases (YAKE), capitalised multi-word names and acronyms; verb relations, else co-occurrence."""
+
+    name = "offline"
+    max_entities_per_sentence = 8
+
+    def extract(self, chunks: Sequence[ChunkLike]) -> Extraction:
+        entities: list[Entity] = []
+        mentions: list[Mention] = []
+        relations: list[Relation] = []
+        cooccurrence: dict[tuple[str, str], Relation] = {}
+        keyphrases = self._keyphrases(chunks)
+        for chunk in chunks:
+            text = chunk.text
+            for match in _ACRONYM_DEFINITION.finditer(text):
+                long_name = _acronym_expansion(_clean_span(match.group(1)), match.group(2))
+                if long_name:
+                    kind = _entity_type(long_name, "")
+                    entities.append(Entity(name=long_name, type=kind, aliases=[match.group(2)]))
+            chunk_names: dict[str, str] = {}
+            for sentence in _SENTENCE.split(text):
+                spans = _sentence_spans(sentence)[: self.max_entities_per_sentence]
+                for span in spans:
+                    chunk_names[span.name] = span.type
+                for left, right in zip(spans, spans[1:], strict=False):
+                    verb = _between_verb(sentence[left.end : right.start])
+                    if verb:
+                        lemma, passive = verb
+                        source, target = (right, left) if passive else (left, right)
+                        relations.append(
+                            Relation(source.name, source.type, target.name, target.type, lemma, [chunk.id])
+                        )
+                for i, left in enumerate(spans):
+                    for right in spans[i + 1 :]:
+                        a, b = sorted((left.name, right.name))
+                        if name_normalise(a) == name_normalise(b):
+                            continue
+                        existing = cooccurrence.get((a, b))
+                        if existing:
+                            existing.weight += 1
+                            if chunk.id not in existing.chunk_ids:
+                                existing.chunk_ids.append(chunk.id)
+                        else:
+                            types = {left.name: left.type, right.name: right.type}
+                            cooccurrence[(a, b)] = Relation(a, types[a], b, types[b], "RELATED_TO", [chunk.id], 1)
+            lowered = text.casefold()
+            found_names = [name.casefold() for name in chunk_names]
+            for phrase in keyphrases:
+                folded = phrase.casefold()
+                # A fragment of a longer name found here ("Computational Linguistics") is not its own entity.
+                if folded in lowered and not any(folded in name and folded != name for name in found_names):
+                    chunk_names.setdefault(phrase, "CONCEPT")
+            for name, kind in chunk_names.items():
+                entities.append(Entity(name=name, type=kind))
+                mentions.append(Mention(chunk.id, name, kind))
+        # Typed verb relations win; co-occurrence only links pairs that have no verb relation.
+        linked = {tuple(sorted((name_normalise(r.source), name_normalise(r.target)))) for r in relations}
+        for (a, b), relation in cooccurrence.items():
+            if tuple(sorted((name_normalise(a), name_normalise(b)))) not in linked:
+                relations.append(relation)
+        return Extraction(entities=entities, mentions=mentions, relations=relations)
+
+    def _keyphrases(self, chunks: Sequence[ChunkLike]) -> list[str]:
+        import yake
+
+        text = "\n".join(chunk.text for chunk in chunks)[:300_000]
+        if not text.strip():
+            return []
+        top = min(80, 10 + len(chunks) // 2)
+        try:
+            found = yake.KeywordExtractor(lan="en", n=3, dedupLim=0.7, top=top).extract_keywords(text)
+        except Exception:  # noqa: BLE001 - keyphrases are a bonus; names and acronyms still work
+            logger.warning("yake failed on a document", exc_info=True)
+            return []
+        phrases = []
+        for phrase, _score in found:
+            phrase = phrase.strip()
+            words = phrase.split()
+            if len(words) < 2 or sum(ch.isalpha() for ch in phrase) < 4:
+                continue  # single words are too vague; names and acronyms are found by the patterns
+            if any(_verb_lemma(word) for word in words):
+                continue  # "Gal designed": a clause fragment, not a concept
+            phrases.append(phrase)
+        return phrases

@@ -1,0 +1,155 @@
+"""Resolution (merge by normalised name), pruning and the JSON form kept between pipeline stages."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from typing import Any
+
+from exograph.documents.extraction.types import Entity, Extraction, Mention, Relation
+from exograph.graphs.types import normalize_name
+
+
+def name_normalise(name: str) -> str:
+    """The merge key of an entity name within a document: the graph's key (graphs.types.normalize_name)
+    after dropping a leading article, a possessive and surrounding punctuation."""
+    text = unicodedata.normalize("NFKC", name).strip()
+    text = re.sub(r"[’']s$", "", text)
+    text = re.sub(r"^(the|a|an)\s+", "", text, flags=re.IGNORECASE)
+    text = text.strip(" .,;:!?\"'()[]{}-–—")
+    return normalize_name(text)
+
+
+def _type_pick(votes: Counter[str]) -> str:
+    specific = [(count, kind) for kind, count in votes.items() if kind != "CONCEPT"]
+    if specific:
+        return max(specific)[1]
+    return "CONCEPT"
+
+
+def extraction_resolve(extraction: Extraction) -> Extraction:
+    """Merge entities by normalised name: one canonical name (most used form), one type, the rest as aliases."""
+    forms: dict[str, Counter[str]] = defaultdict(Counter)
+    types: dict[str, Counter[str]] = defaultdict(Counter)
+    descriptions: dict[str, str] = {}
+    extra_aliases: dict[str, set[str]] = defaultdict(set)
+    for entity in extraction.entities:
+        key = name_normalise(entity.name)
+        if not key:
+            continue
+        forms[key][entity.name.strip()] += 1
+        types[key][entity.type] += 1
+        if entity.description and not descriptions.get(key):
+            descriptions[key] = entity.description
+        if entity.aliases:
+            extra_aliases[key].update(a.strip() for a in entity.aliases if a.strip())
+    for mention in extraction.mentions:
+        key = name_normalise(mention.name)
+        if key in forms:
+            forms[key][mention.name.strip()] += 1
+            types[key][mention.type] += 1
+    # Aliases that are themselves entity names fold into the entity that declared them.
+    redirect: dict[str, str] = {}
+    for key, aliases in extra_aliases.items():
+        for alias in aliases:
+            alias_key = name_normalise(alias)
+            if alias_key and alias_key != key and alias_key in forms and alias_key not in extra_aliases:
+                redirect[alias_key] = key
+    for alias_key, key in redirect.items():
+        forms[key].update(forms.pop(alias_key))
+        types[key].update(types.pop(alias_key))
+    canonical: dict[str, tuple[str, str]] = {}
+    entities: list[Entity] = []
+    for key, counter in forms.items():
+        # The canonical name is a form of the entity's own key, never a folded-in acronym.
+        own = [item for item in counter.items() if name_normalise(item[0]) == key] or list(counter.items())
+        name = max(own, key=lambda item: (item[1], item[0][:1].isupper(), -len(item[0])))[0]
+        kind = _type_pick(types[key])
+        canonical[key] = (name, kind)
+        alias_list = sorted(({form for form in counter if form != name} | extra_aliases.get(key, set())) - {name})
+        entities.append(Entity(name=name, type=kind, description=descriptions.get(key, ""), aliases=alias_list[:20]))
+
+    def lookup(raw: str) -> tuple[str, str] | None:
+        key = name_normalise(raw)
+        key = redirect.get(key, key)
+        return canonical.get(key)
+
+    mentions: dict[tuple[str, str], Mention] = {}
+    for mention in extraction.mentions:
+        found = lookup(mention.name)
+        if found:
+            mentions[(mention.chunk_id, found[0])] = Mention(mention.chunk_id, found[0], found[1])
+    relations: dict[tuple[str, str, str], Relation] = {}
+    for relation in extraction.relations:
+        source, target = lookup(relation.source), lookup(relation.target)
+        if not source or not target or source == target:
+            continue
+        key3 = (source[0], target[0], relation.type)
+        existing = relations.get(key3)
+        if existing:
+            existing.weight += relation.weight
+            existing.chunk_ids.extend(c for c in relation.chunk_ids if c not in existing.chunk_ids)
+        else:
+            relations[key3] = Relation(
+                source[0], source[1], target[0], target[1], relation.type, list(relation.chunk_ids), relation.weight
+            )
+    return Extraction(
+        entities=entities,
+        mentions=list(mentions.values()),
+        relations=list(relations.values()),
+        warnings=list(extraction.warnings),
+    )
+
+
+# In documents longer than this many chunks, a CONCEPT or DATE seen in one chunk only, with no typed
+# relation, is dropped (with its co-occurrence edges): mostly noise ("Line 5", "Enter Form"), and each
+# entity costs an embedding in the graph write. Its chunk stays searchable by full text and vector.
+PRUNE_MIN_CHUNKS = 20
+_PRUNABLE_TYPES = ("CONCEPT", "DATE")
+
+
+def extraction_prune(extraction: Extraction, *, chunk_count: int) -> Extraction:
+    """Drop single-mention CONCEPT/DATE entities without typed relations (only in long documents)."""
+    if chunk_count <= PRUNE_MIN_CHUNKS:
+        return extraction
+    mentions = Counter(m.name for m in extraction.mentions)
+    typed = {name for r in extraction.relations if r.type != "RELATED_TO" for name in (r.source, r.target)}
+    keep = {
+        e.name
+        for e in extraction.entities
+        if mentions[e.name] >= 2 or e.name in typed or e.type not in _PRUNABLE_TYPES or e.description
+    }
+    return Extraction(
+        entities=[e for e in extraction.entities if e.name in keep],
+        mentions=[m for m in extraction.mentions if m.name in keep],
+        relations=[r for r in extraction.relations if r.source in keep and r.target in keep],
+        warnings=list(extraction.warnings),
+    )
+
+
+def extraction_to_json(extraction: Extraction) -> dict[str, Any]:
+    """A JSON-able form, to keep an extraction between pipeline stages."""
+    return {
+        "entities": [[e.name, e.type, e.description, list(e.aliases)] for e in extraction.entities],
+        "mentions": [[m.chunk_id, m.name, m.type] for m in extraction.mentions],
+        "relations": [
+            [r.source, r.source_type, r.target, r.target_type, r.type, list(r.chunk_ids), r.weight]
+            for r in extraction.relations
+        ],
+        "warnings": [dict(w) for w in extraction.warnings],
+    }
+
+
+def extraction_from_json(data: dict[str, Any]) -> Extraction:
+    return Extraction(
+        entities=[
+            Entity(name, kind, description, list(aliases)) for name, kind, description, aliases in data["entities"]
+        ],
+        mentions=[Mention(chunk_id, name, kind) for chunk_id, name, kind in data["mentions"]],
+        relations=[
+            Relation(source, source_type, target, target_type, kind, list(chunk_ids), int(weight))
+            for source, source_type, target, target_type, kind, chunk_ids, weight in data["relations"]
+        ],
+        warnings=[dict(w) for w in data.get("warnings", [])],
+    )

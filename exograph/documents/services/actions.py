@@ -1,0 +1,134 @@
+"""User actions on a document: cancel, retry, delete; and the refund of one removed before processing."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from exograph.accounts.models import User
+from exograph.core.errors import Conflict
+from exograph.documents.events import document_event_send
+from exograph.documents.models import (
+    ACTIVE_STATUSES,
+    Document,
+    DocumentBlob,
+    DocumentChunk,
+    DocumentStage,
+    DocumentStatus,
+)
+from exograph.documents.selectors import document_get_for_user
+from exograph.documents.services.state import (
+    Charger,
+    _cleanup,
+    _pipeline_start,
+    _price,
+    _refund,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# --- user actions -------------------------------------------------------------------------------
+
+
+def document_cancel(*, actor: User, document_id: object) -> Document:
+    """Cancel a pending or processing document; the pipeline stops at the next stage boundary and the
+    charge is refunded. Raises NotFound, Conflict (already finished)."""
+    document = document_get_for_user(user=actor, document_id=document_id)
+    updated = Document.objects.filter(
+        pk=document.pk, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]
+    ).update(status=DocumentStatus.CANCELLED, modified=timezone.now())
+    document.refresh_from_db()
+    if not updated:
+        raise Conflict(
+            f"The document is {document.status}; only pending or processing documents can be cancelled.",
+            code="document_not_cancellable",
+            hint="Delete it instead with DELETE /api/v1/documents/{id}/.",
+        )
+    _cleanup(document)
+    _refund(document, reason="cancelled")
+    document_event_send(document)
+    return document
+
+
+def document_retry(*, actor: User, document_id: object, charge: Charger) -> tuple[Document, int]:
+    """Run a failed or cancelled document's pipeline again. It is never paid twice: a failure refunded
+    the charge, so the retry charges once more (the document is paid exactly once when it succeeds).
+    Returns (document, credits charged now). Raises NotFound, Conflict (not failed/cancelled), 402."""
+    document = document_get_for_user(user=actor, document_id=document_id)
+    if document.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
+        raise Conflict(
+            f"The document is {document.status}; only failed or cancelled documents can be retried.",
+            code="document_not_retryable",
+            hint="Check its status with GET /api/v1/documents/{id}/.",
+        )
+    if not DocumentBlob.objects.filter(document=document).exists():
+        raise Conflict("The uploaded file is no longer stored.", code="document_file_gone", hint="Upload it again.")
+    charged = 0
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if locked.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
+            raise Conflict("The document is already being retried.", code="document_not_retryable")
+        fields: dict[str, Any] = {
+            "status": DocumentStatus.PENDING,
+            "stage": DocumentStage.QUEUED,
+            "progress": 0,
+            "failure_stage": "",
+            "failure_reason": "",
+            "warnings": [],
+            "attempts": locked.attempts + 1,
+            "modified": timezone.now(),
+        }
+        if locked.refunded or not locked.charge_key:
+            fields["charge_key"] = charge(locked.pages, f"document {locked.id} retry {locked.attempts + 1}")
+            fields["refunded"] = False
+            charged = _price(locked.pages)
+        Document.objects.filter(pk=locked.pk).update(**fields)
+        transaction.on_commit(lambda: _pipeline_start(str(document.id)))
+    document.refresh_from_db()
+    document_event_send(document)
+    return document, charged
+
+
+def document_delete(*, actor: User, document_id: object) -> None:
+    """Delete a document: its chunks, mentions, relations it alone supported and its world-graph
+    contributions go. A document not processed yet (pending or processing) is refunded, as by cancel;
+    a processed or failed one is not (a failure was refunded already).
+    Raises NotFound, ServiceUnavailable (graph store down)."""
+    from exograph.graphs.services import graph_document_remove
+
+    document = document_get_for_user(user=actor, document_id=document_id)
+    now = timezone.now()
+    # Stop a running pipeline first so it cannot write after the removal (conditional: a pipeline
+    # that finishes in between leaves a processed document, which is deleted without a refund).
+    unprocessed = bool(
+        Document.objects.filter(pk=document.pk, status__in=ACTIVE_STATUSES).update(
+            deleted_at=now, status=DocumentStatus.CANCELLED, modified=now
+        )
+    )
+    if not unprocessed:
+        Document.objects.filter(pk=document.pk).update(deleted_at=now)
+    try:
+        graph_document_remove(graph=document.graph, document_id=str(document.id))
+    except Exception:
+        Document.objects.filter(pk=document.pk).update(deleted_at=None, status=document.status)
+        raise
+    DocumentChunk.objects.filter(document=document).delete()
+    DocumentBlob.objects.filter(document=document).delete()
+    if unprocessed:
+        document.refresh_from_db()
+        _refund(document, reason="deleted before processing")
+    logger.info("document %s deleted", document.id)
+
+
+def document_refund_unprocessed(*, document: Document) -> None:
+    """Refund a document that is being removed with its graph (or account) before it was processed.
+
+    Called from the Document pre_delete receiver, inside the deleting transaction. Writes a refund entry."""
+    if document.status not in ACTIVE_STATUSES or document.deleted_at is not None:
+        return
+    _refund(document, reason="its graph was deleted before processing")
+    logger.info("document %s removed with graph %s before processing; refunded", document.pk, document.graph_id)

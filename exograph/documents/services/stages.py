@@ -1,0 +1,224 @@
+"""The three ingest stages (parse, embed, index), each idempotent, run by the Celery tasks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from exograph.core.errors import Conflict, ExoGraphError, TransientError
+from exograph.documents.chunking import chunk_blocks
+from exograph.documents.events import document_event_send
+from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
+from exograph.documents.models import (
+    Document,
+    DocumentBlob,
+    DocumentChunk,
+    DocumentStage,
+    DocumentStatus,
+    DocumentType,
+)
+from exograph.documents.parsing import document_text_extract
+from exograph.documents.services.state import (
+    STAGE_PROGRESS,
+    _cleanup,
+    _fail,
+    _progress,
+    _running,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    id: str
+    text: str
+
+
+def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
+    """Run one stage; True if the pipeline should continue.
+
+    A TransientError (FalkorDB, an embedding or LLM provider down) is raised again while attempts
+    remain, so the Celery task retries the stage with backoff; on the last attempt, and for every
+    other error, the failure is recorded (document failed, graph cleaned, charge refunded), never raised."""
+    document = _running(document_id)
+    if document is None:
+        return False
+    if document.status == DocumentStatus.PENDING:
+        # Conditional, so a cancel that lands between the read and this write is never overwritten.
+        if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PENDING).update(
+            status=DocumentStatus.PROCESSING
+        ):
+            return False
+        document.status = DocumentStatus.PROCESSING
+    _progress(document, stage=stage, progress=document.progress)
+    try:
+        work(document)
+    except TransientError as exc:
+        if not last_attempt and _running(document_id) is not None:
+            logger.warning(
+                "document %s: stage %s hit a transient error (%s); the task retries", document_id, stage, exc.code
+            )
+            raise
+        _fail(document, stage=stage, reason=exc.message + (f" {exc.hint}" if exc.hint else ""))
+        return False
+    except ExoGraphError as exc:
+        _fail(document, stage=stage, reason=exc.message + (f" {exc.hint}" if exc.hint else ""))
+        return False
+    except Exception as exc:
+        logger.exception("document %s: stage %s crashed", document_id, stage)
+        _fail(document, stage=stage, reason=f"Internal error during {stage} ({type(exc).__name__}).")
+        return False
+    # Cancelled (or deleted) while this stage ran: undo what reached the graph.
+    current = Document.objects.filter(pk=document_id).values_list("status", "deleted_at").first()
+    if current is None or current[0] != DocumentStatus.PROCESSING or current[1] is not None:
+        if current is not None and current[0] == DocumentStatus.CANCELLED:
+            _cleanup(document)
+        return False
+    return True
+
+
+# --- stages -------------------------------------------------------------------------------------
+
+
+def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool:
+    """Stage 1: parse in the sandbox and chunk; stores the chunks (replacing earlier ones)."""
+
+    def work(document: Document) -> None:
+        blob = DocumentBlob.objects.filter(document=document).first()
+        if blob is None:
+            raise Conflict("The uploaded file is no longer stored.", hint="Upload the file again.")
+        parsed = document_text_extract(
+            data=bytes(blob.data), content_type=DocumentType(document.content_type), pages=document.pages
+        )
+        _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.PARSE])
+        chunks = chunk_blocks(
+            document_id=str(document.id),
+            blocks=parsed.blocks,
+            max_tokens=settings.DOCUMENTS_CHUNK_TOKENS,
+            overlap_tokens=settings.DOCUMENTS_CHUNK_OVERLAP,
+        )
+        with transaction.atomic():
+            DocumentChunk.objects.filter(document=document).delete()
+            DocumentBlob.objects.filter(document=document).update(extraction=None)
+            DocumentChunk.objects.bulk_create(
+                DocumentChunk(
+                    id=c.id, document=document, ordinal=c.ordinal, page=c.page, heading=c.heading, text=c.text
+                )
+                for c in chunks
+            )
+            Document.objects.filter(pk=document.pk).update(chunk_count=len(chunks), warnings=[])
+        _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.CHUNK])
+
+    return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt)
+
+
+def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool:
+    """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch)."""
+    from exograph.graphs.embeddings import get_embedder
+
+    def work(document: Document) -> None:
+        embedder = get_embedder()
+        pending = list(DocumentChunk.objects.filter(document=document, embedding__isnull=True).order_by("ordinal"))
+        total = max(1, DocumentChunk.objects.filter(document=document).count())
+        done = total - len(pending)
+        batch = settings.DOCUMENTS_EMBED_BATCH
+        start, span = (
+            STAGE_PROGRESS[DocumentStage.CHUNK],
+            STAGE_PROGRESS[DocumentStage.EMBED] - STAGE_PROGRESS[DocumentStage.CHUNK],
+        )
+        chunks = [
+            ChunkText(id=r.id, text=r.text) for r in DocumentChunk.objects.filter(document=document).order_by("ordinal")
+        ]
+        # Extraction (pure Python, holds the GIL) runs beside the embedding (torch releases the GIL while it
+        # computes), so most of its time hides behind the embedder's. Its result waits on the blob row.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
+            extracting = pool.submit(document_extract, chunks)
+            for offset in range(0, len(pending), batch):
+                if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
+                    return  # cancelled mid-way; _stage notices and stops
+                rows = pending[offset : offset + batch]
+                vectors = embedder.embed([row.text for row in rows])
+                for row, vector in zip(rows, vectors, strict=True):
+                    row.embedding = vector
+                DocumentChunk.objects.bulk_update(rows, ["embedding"])
+                done += len(rows)
+                _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
+            extraction = extracting.result()
+        DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extraction))
+        Document.objects.filter(pk=document.pk).update(warnings=extraction.warnings)
+
+    return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt)
+
+
+def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool:
+    """Stage 3: extract entities and relations, write the graph (and the world graph), mark processed."""
+    from exograph.graphs.services import graph_document_write
+    from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
+
+    def work(document: Document) -> None:
+        rows = list(DocumentChunk.objects.filter(document=document).order_by("ordinal"))
+        if any(row.embedding is None for row in rows):
+            raise Conflict("Some chunks have no embedding yet.", hint="Retry the document.")
+        _progress(document, stage=DocumentStage.EXTRACT, progress=STAGE_PROGRESS[DocumentStage.EMBED])
+        saved = DocumentBlob.objects.filter(document=document).values_list("extraction", flat=True).first()
+        extraction = extraction_from_json(saved) if saved else document_extract(rows)
+        _progress(document, stage=DocumentStage.WRITE, progress=STAGE_PROGRESS[DocumentStage.EXTRACT])
+        if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
+            return
+        graph_document_write(
+            graph=document.graph,
+            document_id=str(document.id),
+            filename=document.filename,
+            contributor=document.owner,
+            chunks=[
+                ChunkIn(id=r.id, text=r.text, page=r.page, ordinal=r.ordinal, embedding=list(r.embedding or []))
+                for r in rows
+            ],
+            entities=[
+                EntityIn(name=e.name, type=e.type, description=e.description, aliases=tuple(e.aliases))
+                for e in extraction.entities
+            ],
+            mentions=[
+                MentionIn(chunk_id=m.chunk_id, entity_name=m.name, entity_type=m.type) for m in extraction.mentions
+            ],
+            relations=[
+                RelationIn(
+                    source_name=r.source,
+                    source_type=r.source_type,
+                    target_name=r.target,
+                    target_type=r.target_type,
+                    type=r.type,
+                    chunk_ids=tuple(r.chunk_ids),
+                    weight=r.weight,
+                )
+                for r in extraction.relations
+            ],
+        )
+        with transaction.atomic():
+            done = Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).update(
+                status=DocumentStatus.PROCESSED,
+                stage=DocumentStage.DONE,
+                progress=100,
+                entity_count=len(extraction.entities),
+                relation_count=len(extraction.relations),
+                warnings=extraction.warnings,
+                processed_at=timezone.now(),
+                modified=timezone.now(),
+            )
+            if done:
+                DocumentChunk.objects.filter(document=document).delete()
+                DocumentBlob.objects.filter(document=document).delete()
+        if not done:
+            return  # cancelled, deleted or gone with its graph while the graph was written; _stage cleans up
+        document.refresh_from_db()
+        document_event_send(document)
+        logger.info("document %s processed", document.id)
+
+    return _stage(document_id, DocumentStage.EXTRACT, work, last_attempt=last_attempt)

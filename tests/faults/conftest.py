@@ -1,0 +1,180 @@
+"""Fault tests: a throwaway FalkorDB/Redis server per test and real Celery worker processes against it.
+
+Every wait is bounded, every process a test starts is stopped by its fixture, and everything is loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+from celery import Celery
+from django.conf import settings
+
+from exograph.core.embedded import EmbeddedFalkorDB
+from exograph.core.env import redis_db_url
+from exograph.core.supervisor import ProcessService, StopStep
+from tests.graphs.conftest import write_doc  # noqa: F401 (the graph-writing fixture, for the graph store tests)
+
+# Variables of the session's own services; a fault test's processes get the throwaway server's instead.
+SESSION_ENV_VARS = ("DATABASE_URL", "REDIS_URL", "FALKORDB_URL", "CELERY_BROKER_URL", "RATELIMIT_REDIS_URL")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(condition: Callable[[], bool], *, timeout: float, what: str, interval: float = 0.1) -> None:
+    """Poll condition until it holds; fail naming what did not happen within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"{what} did not happen within {timeout}s")
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A directory under /tmp (unix socket paths must stay short), removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="exo-fault-", dir="/tmp"))
+    yield path
+    if not os.environ.get("EXO_KEEP_FAULT_TMP"):  # set it to keep the logs of a failing fault test
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def throwaway_store(short_tmp: Path) -> Iterator[EmbeddedFalkorDB]:
+    """A persistent (AOF) FalkorDB/Redis server of this test alone on a unix socket, stopped afterwards."""
+    server = EmbeddedFalkorDB(
+        socket_path=short_tmp / "falkordb.sock",
+        data_dir=short_tmp / "data",
+        persist=True,
+        log_file=short_tmp / "falkordb.log",
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def throwaway_tcp_store(short_tmp: Path) -> Iterator[EmbeddedFalkorDB]:
+    """The same, listening on a loopback TCP port as well."""
+    server = EmbeddedFalkorDB(
+        socket_path=short_tmp / "falkordb.sock",
+        data_dir=short_tmp / "data",
+        persist=True,
+        log_file=short_tmp / "falkordb.log",
+        port=free_port(),
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class WorkerProcess:
+    """A real `celery worker` subprocess, its log file, and the supervisor's handle to stop it."""
+
+    service: ProcessService
+    log_path: Path
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self.service.process is not None
+        return self.service.process
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        """Stop by the service's stop steps (the fixture's default: cold shutdown, then SIGKILL)."""
+        self.service.stop(hurry=lambda: False)
+
+
+@pytest.fixture
+def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start `celery worker` (prefork, 2 processes: like `make run`) on a broker URL; every worker is stopped afterwards."""
+    workers: list[WorkerProcess] = []
+
+    def start(
+        *,
+        redis_url: str,
+        broker_url: str,
+        queues: str = "default",
+        stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
+    ) -> WorkerProcess:
+        index = len(workers)
+        env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
+        env.update(
+            REDIS_URL=redis_url,
+            FALKORDB_URL=redis_url,
+            CELERY_BROKER_URL=broker_url,
+            CELERY_TASK_ALWAYS_EAGER="0",
+            DJANGO_SECRET_KEY=settings.SECRET_KEY,
+            EXOGRAPH_VAR_DIR=str(short_tmp / f"worker-var-{index}"),
+        )
+        args = [
+            sys.executable, "-m", "celery", "-A", "exograph", "worker",
+            "--include", "tests.faults.tasks", "-Q", queues,
+            "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
+            "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
+        ]  # fmt: skip
+        service = ProcessService(f"worker {index}", args, cwd=Path(settings.BASE_DIR), stop_steps=stop_steps, env=env)
+        log_path = short_tmp / f"worker-{index}.log"
+        with log_path.open("wb") as log:
+            service.process = subprocess.Popen(
+                args, cwd=service.cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        worker = WorkerProcess(service=service, log_path=log_path)
+        workers.append(worker)
+        wait_until(
+            lambda: " ready." in worker.log() or worker.process.poll() is not None, timeout=90, what="worker ready"
+        )
+        assert worker.process.poll() is None, worker.log()[-3000:]
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.service.stop_steps = (StopStep(signal.SIGQUIT, 30.0),)
+        worker.stop()
+
+
+def send_probe(broker_url: str, *, marker_dir: Path, run_seconds: float) -> None:
+    """Queue one probe task (tests/faults/tasks.py) on the default queue of broker_url."""
+    sender = Celery("fault-sender", broker=broker_url)
+    try:
+        sender.send_task(
+            "tests.faults.probe", kwargs={"marker_dir": str(marker_dir), "run_seconds": run_seconds}, queue="default"
+        )
+    finally:
+        sender.close()
+
+
+def lines(path: Path) -> int:
+    """How many lines the probe wrote to path (0 when it does not exist yet)."""
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def broker_urls(server: EmbeddedFalkorDB, *, tcp: bool) -> tuple[str, str]:
+    """(REDIS_URL, CELERY_BROKER_URL) of server, over its unix socket or its TCP port."""
+    base = f"redis://127.0.0.1:{server.port}" if tcp else server.url
+    return base, redis_db_url(base, 1, for_kombu=True)
+
+
+def broker_client(server: EmbeddedFalkorDB) -> redis.Redis:
+    """A plain client of the broker's database (1) on server, to inspect queues and unacked messages."""
+    return redis.Redis(unix_socket_path=str(server.socket_path), db=1, socket_timeout=5)

@@ -1,0 +1,24 @@
+"""A probe task for the fault tests: sleeps in small steps, then records its own completion once.
+
+Imported only by the fault tests' worker (`celery worker --include tests.faults.tasks`), never by the service.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from celery import shared_task
+
+
+@shared_task(name="tests.faults.probe", acks_late=True)
+def probe_task(*, marker_dir: str, run_seconds: float) -> None:
+    """Append a 'started' line, work for run_seconds, then append a 'done' line (files in marker_dir)."""
+    directory = Path(marker_dir)
+    with (directory / "started").open("a") as started:
+        started.write("started\n")
+    deadline = time.monotonic() + run_seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+    with (directory / "done").open("a") as done:
+        done.write("done\n")
