@@ -45,7 +45,6 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_entity_find,
     store_entity_key_hits,
     store_entity_passages,
-    store_neighbourhood,
     store_passages,
     store_related,
     store_search_lists,

@@ -211,23 +211,6 @@ def store_entity_passages(store_name: str, entity_ids: Sequence[str], *, per_ent
     return {r[0]: (r[1][0] if r[1] else "") for r in rows}
 
 
-def store_neighbourhood(store_name: str, *, entity_ids: Sequence[str], hops: int, limit: int) -> list[dict[str, Any]]:
-    """Relations on paths of 1..hops from the given entities (the Retrieve graph walk)."""
-    hops = max(1, min(3, int(hops)))
-    rows = ro_query(
-        store_name,
-        f"UNWIND $ids AS eid MATCH p = (s:Entity {{id: eid}})-[*1..{hops}]-(:Entity) "
-        "UNWIND relationships(p) AS r WITH DISTINCT r WHERE startNode(r):Entity AND endNode(r):Entity "
-        "RETURN startNode(r).name, type(r), endNode(r).name, r.count, r.chunk_ids[0..1] "
-        "ORDER BY r.count DESC LIMIT $limit",
-        {"ids": list(entity_ids), "limit": limit},
-    )
-    return [
-        {"source": r[0], "relationship": r[1], "target": r[2], "strength": int(r[3] or 0), "chunk_ids": r[4] or []}
-        for r in rows
-    ]
-
-
 # --- retrieval (graphs/retrieval.py): passages directly, entity linking, typed walk, PPR subgraph --
 
 # Relation edges only run Entity -> Entity, but the walk also names the structural types it must never
