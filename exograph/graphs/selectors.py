@@ -1,7 +1,7 @@
-"""Permission-scoped reads of graphs: lookups, listing, hybrid entity search, the world graph, Retrieve.
+"""Permission-scoped reads of graphs: lookups, listing, hybrid entity search, the world graph.
 
 Pure reads. The ones that may return other accounts' world knowledge (entity_search,
-world_entity_read, retrieve) also return those contributors' ids; the services the interfaces
+world_entity_read, and graphs.retrieval.retrieve) also return those contributors' ids; the services the interfaces
 call (graphs.services.entities_search, world_entity_lookup) hand them to billing.
 """
 
@@ -51,11 +51,6 @@ class EntitySearch(TypedDict):
 
 class WorldEntityRead(TypedDict):
     view: WorldEntityView
-    contributor_ids: list[int]
-
-
-class Retrieval(TypedDict):
-    items: list[dict[str, Any]]
     contributor_ids: list[int]
 
 
@@ -381,59 +376,3 @@ def world_entity_suggestions(*, world: Graph, text: str, n: int = 5) -> list[str
     ranked = sorted(scores, key=lambda key: -scores[key])[:n]
     found = store.store_entities(world.store_name, [eid for _, eid in ranked])
     return [found[eid]["name"] for _, eid in ranked if eid in found]
-
-
-def retrieve(
-    *,
-    user: User,
-    query: str,
-    scope: Scope,
-    graph_id: str | None = None,
-    n_entities: int = 10,
-    n_passages: int = 8,
-    hops: int = 1,
-    max_relations: int = 30,
-) -> Retrieval:
-    """The shared Retrieve flow: hybrid entity hits, the passages that mention them, and a bounded
-    1–3 hop walk for connecting relations. Every item carries an evidence number `n` (1-based) that
-    answers cite as [n]. Items: {n, kind: entity|passage|relation, graph_id, text, ...}. The caller
-    records contributor_ids with billing's earnings_record (a pure read pays no one)."""
-    found = entity_search(user=user, query=query, n_results=n_entities, graph_id=graph_id, scope=scope)
-    hits = found["hits"]
-    graphs = {g.id: g for g in search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)}
-    items: list[dict[str, Any]] = []
-    for hit in hits:
-        items.append(
-            {
-                "kind": "entity",
-                "graph_id": hit["graph_id"],
-                "entity_id": hit["id"],
-                "name": hit["name"],
-                "type": hit["type"],
-                "relevance": hit["relevance"],
-                "text": f"{hit['name']} ({hit['type']}): {hit['context']}",
-            }
-        )
-    passages_seen: set[str] = set()
-    for gid in dict.fromkeys(hit["graph_id"] for hit in hits):
-        graph = graphs.get(gid)
-        if graph is None:
-            continue
-        ids = [hit["id"] for hit in hits if hit["graph_id"] == gid]
-        for relation in store.store_neighbourhood(graph.store_name, entity_ids=ids, hops=hops, limit=max_relations):
-            items.append(
-                {
-                    "kind": "relation",
-                    "graph_id": gid,
-                    "text": f"{relation['source']} {relation['relationship'].lower()} {relation['target']}",
-                    "strength": relation["strength"],
-                }
-            )
-        texts = store.store_entity_passages(graph.store_name, ids, per_entity=2)
-        for text in texts.values():
-            if text and text not in passages_seen and len(passages_seen) < n_passages:
-                passages_seen.add(text)
-                items.append({"kind": "passage", "graph_id": gid, "text": snippet(text, query, limit=PASSAGE)})
-    for number, item in enumerate(items, start=1):
-        item["n"] = number
-    return {"items": items, "contributor_ids": found["contributor_ids"]}

@@ -8,11 +8,11 @@ from exograph.core.errors import Conflict, NotFound, PermissionDenied, ServiceUn
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.retrieval import retrieve_for_user
 from exograph.graphs.selectors import (
     entity_search,
     graph_get_for_user,
     graph_list_for_user,
-    retrieve,
     search_entities,
     world_entity_read,
 )
@@ -237,12 +237,11 @@ def test_reembed_command_rebuilds_vectors(alice, write_doc) -> None:  # type: ig
     assert search_entities(user=alice, query="qubit", graph_id=graph.id, scope=Scope.PRIVATE)[0]["name"] == "Qubit"
 
 
-def test_retrieve_numbers_evidence(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+def test_retrieve_returns_typed_entity_relation_and_passage_evidence(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
     graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
     write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
-    items = retrieve(user=alice, query="qubits", scope=Scope.PRIVATE, hops=2)["items"]
-    assert [item["n"] for item in items] == list(range(1, len(items) + 1))
-    assert {"entity", "relation", "passage"} <= {item["kind"] for item in items}
+    items = retrieve_for_user(actor=alice, question="qubits", scope=Scope.PRIVATE, hops=2).items
+    assert {"entity", "relation", "passage"} <= {item.kind for item in items}
 
 
 def test_store_down_is_a_503_naming_the_graph_store(alice, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -299,14 +298,14 @@ def test_search_and_world_selectors_only_read_and_return_the_contributors(  # ty
         found = entity_search(user=bob, query="qubit", scope=Scope.WORLD)
         hits = search_entities(user=bob, query="qubit", scope=Scope.WORLD)
         read = world_entity_read(user=bob, entity="quantum computing")
-        retrieval = retrieve(user=bob, query="qubit", scope=Scope.WORLD)
+        retrieval = retrieve_for_user(actor=bob, question="qubit", scope=Scope.WORLD)
     statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
     assert set(statements) <= {"SELECT"}, statements
     assert callbacks == []  # no task enqueued either
     assert not WorldUsage.objects.exists()
     assert found["hits"] == hits and found["contributor_ids"] == [alice.pk]
     assert read["contributor_ids"] == [alice.pk] and read["view"]["entity"]["name"] == "Quantum computing"
-    assert retrieval["contributor_ids"] == [alice.pk] and retrieval["items"]
+    assert retrieval.contributor_ids == [alice.pk] and retrieval.items
 
 
 def test_graphs_selectors_and_services_import_each_other_one_way_only() -> None:

@@ -35,16 +35,22 @@ from exograph.graphs.store.core import (  # noqa: F401
     vector_key,
 )
 from exograph.graphs.store.reads import (  # noqa: F401
+    store_chunk_mentions,
+    store_chunk_text_hits,
+    store_chunk_vector_hits,
+    store_chunks,
     store_document_names,
     store_entities,
+    store_entity_chunks,
     store_entity_find,
+    store_entity_key_hits,
     store_entity_passages,
-    store_neighbourhood,
     store_passages,
     store_related,
     store_search_lists,
     store_search_text_lists,
     store_search_vector_lists,
+    store_walk_hop,
 )
 from exograph.graphs.store.writes import (  # noqa: F401
     store_document_remove,

@@ -211,18 +211,149 @@ def store_entity_passages(store_name: str, entity_ids: Sequence[str], *, per_ent
     return {r[0]: (r[1][0] if r[1] else "") for r in rows}
 
 
-def store_neighbourhood(store_name: str, *, entity_ids: Sequence[str], hops: int, limit: int) -> list[dict[str, Any]]:
-    """Relations on paths of 1..hops from the given entities (the Retrieve graph walk)."""
-    hops = max(1, min(3, int(hops)))
+# --- retrieval (graphs/retrieval.py): passages directly, entity linking, typed walk, PPR subgraph --
+
+# Relation edges only run Entity -> Entity, but the walk also names the structural types it must never
+# follow, so a future edge between entities of those types cannot leak into it.
+_STRUCTURAL = ["HAS_CHUNK", "MENTIONS"]
+
+
+def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[tuple[str, float]]:
+    """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found): (chunk id, score)."""
+    if not text_query:
+        return []
     rows = ro_query(
         store_name,
-        f"UNWIND $ids AS eid MATCH p = (s:Entity {{id: eid}})-[*1..{hops}]-(:Entity) "
-        "UNWIND relationships(p) AS r WITH DISTINCT r WHERE startNode(r):Entity AND endNode(r):Entity "
-        "RETURN startNode(r).name, type(r), endNode(r).name, r.count, r.chunk_ids[0..1] "
-        "ORDER BY r.count DESC LIMIT $limit",
-        {"ids": list(entity_ids), "limit": limit},
+        "CALL db.idx.fulltext.queryNodes('Chunk', $q) YIELD node, score "
+        "RETURN node.id, score ORDER BY score DESC LIMIT $k",
+        {"q": text_query, "k": k},
+    )
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def store_chunk_vector_hits(
+    store_name: str, *, vector: list[float], k: int, vector_k: int | None = None
+) -> list[tuple[str, float]]:
+    """Chunks by vector, directly: (chunk id, cosine similarity), best first; dormant vectors skipped."""
+    rows = ro_query(
+        store_name,
+        "CALL db.idx.vector.queryNodes('ChunkVector', 'embedding', $vk, vecf32($v)) YIELD node, score "
+        "MATCH (c:Chunk {id: node.chunk_id}) WHERE c.vkey = node.key "
+        "RETURN c.id, score ORDER BY score ASC LIMIT $k",
+        {"v": vector, "vk": vector_k or k, "k": k},
+    )
+    return [(r[0], 1.0 - float(r[1])) for r in rows]
+
+
+def store_entity_key_hits(store_name: str, *, keys: Sequence[str], limit: int) -> list[str]:
+    """Entities whose normalised name (indexed) or alias key is one of keys, best supported first."""
+    if not keys:
+        return []
+    rows = ro_query(
+        store_name,
+        "UNWIND $keys AS key MATCH (e:Entity {normalized_name: key}) "
+        "RETURN DISTINCT e.id, size(e.document_ids) AS n ORDER BY n DESC LIMIT $limit",
+        {"keys": list(keys), "limit": limit},
+    )
+    found = [r[0] for r in rows]
+    rows = ro_query(
+        store_name,
+        "MATCH (e:Entity) WHERE any(a IN coalesce(e.alias_keys, []) WHERE a IN $keys) "
+        "RETURN e.id, size(e.document_ids) AS n ORDER BY n DESC LIMIT $limit",
+        {"keys": list(keys), "limit": limit},
+    )
+    found += [r[0] for r in rows if r[0] not in found]
+    return found[:limit]
+
+
+def store_chunks(store_name: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Chunk text, page and provenance (document id, file name, title, source URL, contributor) by chunk id."""
+    if not chunk_ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) OPTIONAL MATCH (d:Document {id: c.document_id}) "
+        "RETURN c.id, c.text, c.page, c.document_id, d.filename, d.title, d.source_url, d.contributor",
+        {"ids": list(chunk_ids)},
+    )
+    return {
+        r[0]: {
+            "text": r[1] or "",
+            "page": r[2],
+            "document_id": r[3],
+            "filename": r[4] or "",
+            "title": r[5] or "",
+            "url": r[6] or None,
+            "contributor": r[7],
+        }
+        for r in rows
+    }
+
+
+def store_walk_hop(
+    store_name: str, *, frontier: Sequence[str], hits: Sequence[str], visited: Sequence[str], limit: int
+) -> list[dict[str, Any]]:
+    """One hop of the Retrieve walk over TYPED relation edges from the frontier to entities not yet
+    expanded already (their edges were considered): relations that end on another hit first (paths between hits),
+    then the strongest; at most limit."""
+    if not frontier or limit <= 0:
+        return []
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (a:Entity {id: eid})-[r]-(b:Entity) "
+        "WHERE NOT type(r) IN $structural AND NOT b.id IN $visited "
+        # an edge between two frontier entities is matched from both ends: one row per edge
+        "WITH r, max(CASE WHEN b.id IN $hits THEN 1 ELSE 0 END) AS between, collect(b.id)[0] AS reached "
+        "RETURN startNode(r).id, startNode(r).name, type(r), endNode(r).id, endNode(r).name, reached, "
+        "r.count, r.chunk_ids, r.document_ids, r.contributors "
+        "ORDER BY between DESC, r.count DESC, reached ASC LIMIT $limit",
+        {
+            "ids": list(frontier),
+            "hits": list(hits),
+            "visited": list(visited),
+            "structural": _STRUCTURAL,
+            "limit": limit,
+        },
     )
     return [
-        {"source": r[0], "relationship": r[1], "target": r[2], "strength": int(r[3] or 0), "chunk_ids": r[4] or []}
+        {
+            "source_id": r[0],
+            "source": r[1] or "",
+            "type": r[2],
+            "target_id": r[3],
+            "target": r[4] or "",
+            "reached": r[5],
+            "strength": int(r[6] or 0),
+            "chunk_ids": list(r[7] or []),
+            "document_ids": list(r[8] or []),
+            "contributors": list(r[9] or []),
+        }
         for r in rows
     ]
+
+
+def store_chunk_mentions(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(chunk id, entity id) MENTIONS pairs of the given chunks."""
+    if not chunk_ids:
+        return []
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id",
+        {"ids": list(chunk_ids)},
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def store_entity_chunks(
+    store_name: str, *, entity_ids: Sequence[str], per_entity: int
+) -> dict[str, tuple[list[str], int]]:
+    """Per entity: up to per_entity ids of chunks that mention it, and how many chunks mention it in all."""
+    if not entity_ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: eid}) "
+        "WITH e.id AS id, collect(c.id) AS cids RETURN id, cids[0..$n], size(cids)",
+        {"ids": list(entity_ids), "n": per_entity},
+    )
+    return {r[0]: (list(r[1] or []), int(r[2] or 0)) for r in rows}

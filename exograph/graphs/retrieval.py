@@ -1,0 +1,582 @@
+"""Retrieve: the one pure read shared by search, chat and research (see DESIGN.md "Flows: Retrieve").
+
+No writes, no Celery, no earnings: `retrieve` returns the ids of the accounts whose World Graph
+knowledge is in the evidence, and the caller records them with billing's `earnings_record`.
+
+Search paths (each usable alone, fused by reciprocal rank): passages by vector and full text
+directly over chunks; entities by exact name/alias (question n-grams against the indexed
+normalised names), fuzzy full text and vectors; a walk from the entities found over typed relation
+edges only, capped per hop (each hop gets its share) and preferring relations between hits.
+
+Mode `graph` ranks like HippoRAG: a bounded subgraph (entities + passages as nodes; relation and
+mention edges, mentions weighted by the entity's specificity) is pulled from FalkorDB and ranked in
+Python by Personalized PageRank (scipy sparse), seeded by the entities linked from the question plus
+a share of the top dense passage hits. Passages rank by PPR mass; the facts on top paths and the
+top entities become evidence.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import sparse
+
+from exograph.accounts.models import User
+from exograph.core.errors import NotFound, ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+from exograph.graphs.selectors import (
+    RRF_K,
+    VECTOR_OVERFETCH,
+    _check_query,
+    embedder_check,
+    search_graphs_for_user,
+    snippet,
+)
+from exograph.graphs.types import normalize_name
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["passages", "hybrid", "graph"]
+Kind = Literal["entity", "relation", "fact", "passage"]
+Origin = Literal["private", "world"]
+
+MODES: tuple[str, ...] = ("passages", "hybrid", "graph")
+MAX_TOP_K = 100
+MAX_HOPS = 3
+MIN_BUDGET = 200
+MAX_BUDGET = 200_000
+DEFAULT_BUDGET = 8_000
+PASSAGE_CHARS = 1_200
+WALK_CAP = 60  # relations a walk may return per graph, shared equally by the hops
+MAX_NGRAM = 6  # longest question n-gram tried as an exact entity name
+PER_ENTITY_CHUNKS = 20  # passages pulled per entity into the PPR subgraph
+PPR_DAMPING = 0.5  # HippoRAG's restart probability (1 - damping) is 0.5 too
+PPR_PASSAGE_SHARE = 0.5  # share of the reset mass given to dense passage hits (the rest: linked entities)
+PPR_PASSAGE_SEEDS = 10
+PPR_ITERATIONS = 60
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One evidence item: what chat numbers [n] and research cites."""
+
+    kind: Kind
+    text: str
+    graph_id: str
+    score: float
+    origin: Origin
+    document_id: str | None = None
+    source: str = ""  # file name, or the source title of a text/research document
+    url: str | None = None
+    page: int | None = None
+    chunk_id: str | None = None
+    entity_ids: tuple[str, ...] = ()
+    # relations and facts: every chunk and document they were extracted from (chunk_id/document_id are the first)
+    chunk_ids: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    triple: tuple[str, str, str] | None = None  # relations and facts: (subject, predicate, object)
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Evidence best first within the character budget, and the World Graph contributors it carries."""
+
+    mode: Mode
+    items: list[Evidence]
+    contributor_ids: list[int]
+    truncated: bool = False  # the budget left out items
+
+
+@dataclass
+class _Relation:
+    source_id: str
+    source: str
+    type: str
+    target_id: str
+    target: str
+    strength: int
+    chunk_ids: list[str]
+    document_ids: list[str]
+    contributors: list[int]
+    hop: int
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        return (self.source, self.type.lower().replace("_", " "), self.target)
+
+
+@dataclass
+class _GraphRead:
+    """What one graph contributed, before ranking across graphs."""
+
+    graph: Graph
+    passages: dict[str, float] = field(default_factory=dict)  # chunk id -> score
+    entities: dict[str, float] = field(default_factory=dict)  # entity id -> score
+    relations: list[_Relation] = field(default_factory=list)
+    facts: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    fact_relations: dict[tuple[str, str, str], _Relation] = field(default_factory=dict)
+
+
+# --- input checks ------------------------------------------------------------------------------
+
+
+def _check_int(value: int, *, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationError(
+            f"{name} must be between {low} and {high}; got {value!r}.",
+            code=f"invalid_{name}",
+            hint=f"Send {name} from {low} to {high}.",
+        )
+    return value
+
+
+def _check_mode(mode: str) -> Mode:
+    if mode not in MODES:
+        raise ValidationError(
+            f"mode must be one of {', '.join(MODES)}; got {str(mode)[:40]!r}.",
+            code="invalid_mode",
+            hint="Send mode passages, hybrid or graph.",
+        )
+    return mode  # type: ignore[return-value]
+
+
+def _check_graphs(*, actor: User, graphs: Sequence[Graph]) -> list[Graph]:
+    """Only graphs the actor may read (own, world-scope, the World Graph); a foreign private one is NotFound."""
+    checked: list[Graph] = []
+    for graph in graphs:
+        if graph.owner_id != actor.pk and graph.scope != Scope.WORLD:
+            raise NotFound(
+                f"No graph with id {str(graph.id)[:80]!r}.",
+                code="graph_not_found",
+                hint="List your graphs with GET /api/v1/graphs/ (or the list_graphs tool).",
+            )
+        if graph.id not in {g.id for g in checked}:
+            checked.append(graph)
+    return checked
+
+
+def _origin(*, actor: User, graph: Graph) -> Origin:
+    return "private" if graph.owner_id == actor.pk and not graph.is_world else "world"
+
+
+# --- fusion and linking ------------------------------------------------------------------------
+
+
+def rrf(lists: Sequence[Sequence[str]], *, k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion of ranked id lists (duplicates within a list count once)."""
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        seen: set[str] = set()
+        for item in ranked:
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + len(seen))
+    return scores
+
+
+def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
+    """Normalised word n-grams of the question (1..max_n words), the keys exact entity linking tries."""
+    words = re.findall(r"[^\W_](?:[^\s]*[^\W_])?", question)
+    keys: list[str] = []
+    for n in range(min(max_n, len(words)), 0, -1):
+        for start in range(len(words) - n + 1):
+            key = normalize_name(" ".join(words[start : start + n]))
+            if len(key) >= 2 and key not in keys:
+                keys.append(key)
+    return keys[:400]
+
+
+def _top(scores: dict[str, float], n: int) -> list[str]:
+    return sorted(scores, key=lambda key: (-scores[key], key))[:n]
+
+
+# --- the search paths (one graph) --------------------------------------------------------------
+
+
+def passages_search(*, graph: Graph, text_query: str, vector: list[float], k: int) -> dict[str, float]:
+    """Chunks by full text and by vector, directly over chunks, fused: chunk id -> RRF score."""
+    text_hits = store.store_chunk_text_hits(graph.store_name, text_query=text_query, k=k)
+    vector_hits = store.store_chunk_vector_hits(graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH)
+    return rrf([[c for c, _ in text_hits], [c for c, _ in vector_hits]])
+
+
+def entities_link(*, graph: Graph, question: str, text_query: str, vector: list[float], k: int) -> dict[str, float]:
+    """Entities by exact name or alias (question n-grams), full text and vector, fused: entity id -> score.
+
+    Exact matches count twice: a name the question spells out is the strongest link there is."""
+    exact = store.store_entity_key_hits(graph.store_name, keys=question_keys(question), limit=k)
+    lists = store.store_search_text_lists(graph.store_name, text_query=text_query, k=k, chunks=False)
+    lists.update(
+        store.store_search_vector_lists(
+            graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH, chunks=False
+        )
+    )
+    return rrf(
+        [
+            exact,
+            exact,
+            [e for e, _, _ in lists.get("entity_text", [])],
+            [e for e, _, _ in lists.get("entity_vector", [])],
+        ]
+    )
+
+
+def graph_walk(*, graph: Graph, seeds: Sequence[str], hops: int, cap: int = WALK_CAP) -> list[_Relation]:
+    """Relations within `hops` of the seeds over typed relation edges only; each hop gets cap // hops
+    relations at most (a busy first hop cannot crowd out deeper ones) and prefers edges between seeds."""
+    hops = _check_int(hops, name="hops", low=1, high=MAX_HOPS)
+    share = max(1, cap // hops)
+    frontier = list(dict.fromkeys(seeds))
+    expanded: list[str] = []  # entities whose edges an earlier hop already considered
+    relations: list[_Relation] = []
+    for hop in range(1, hops + 1):
+        rows = store.store_walk_hop(graph.store_name, frontier=frontier, hits=seeds, visited=expanded, limit=share)
+        expanded.extend(frontier)
+        reached: list[str] = []
+        for row in rows:
+            relations.append(
+                _Relation(
+                    source_id=row["source_id"],
+                    source=row["source"],
+                    type=row["type"],
+                    target_id=row["target_id"],
+                    target=row["target"],
+                    strength=row["strength"],
+                    chunk_ids=row["chunk_ids"],
+                    document_ids=row["document_ids"],
+                    contributors=[int(c) for c in row["contributors"]],
+                    hop=hop,
+                )
+            )
+            if row["reached"] not in reached and row["reached"] not in expanded:
+                reached.append(row["reached"])
+        frontier = reached
+        if not frontier:
+            break
+    unique: dict[tuple[str, str, str], _Relation] = {}
+    for relation in relations:
+        unique.setdefault((relation.source_id, relation.type, relation.target_id), relation)
+    return list(unique.values())
+
+
+def personalized_pagerank(
+    n: int,
+    edges: Sequence[tuple[int, int, float]],
+    reset: np.ndarray,
+    *,
+    damping: float = PPR_DAMPING,
+    iterations: int = PPR_ITERATIONS,
+) -> np.ndarray:
+    """PPR over an undirected weighted graph of n nodes (power iteration on a scipy sparse matrix);
+    dangling mass returns to the reset distribution."""
+    if n == 0 or reset.sum() <= 0:
+        return np.zeros(n)
+    rows = np.array([e[0] for e in edges], dtype=np.int64)
+    cols = np.array([e[1] for e in edges], dtype=np.int64)
+    weights = np.array([e[2] for e in edges], dtype=np.float64)
+    matrix = sparse.coo_matrix((weights, (rows, cols)), shape=(n, n)).tocsr()
+    matrix = (matrix + matrix.T).tocsr()
+    out = np.asarray(matrix.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+    transition = (sparse.diags(inverse) @ matrix).T.tocsr()
+    dangling = out == 0
+    start = reset / reset.sum()
+    rank = start.copy()
+    for _ in range(iterations):
+        following = transition @ rank + rank[dangling].sum() * start
+        updated = (1 - damping) * start + damping * following
+        if np.abs(updated - rank).sum() < 1e-9:
+            return np.asarray(updated)
+        rank = updated
+    return np.asarray(rank)
+
+
+def _graph_rank(
+    *, read: _GraphRead, linked: dict[str, float], dense: list[tuple[str, float]], hops: int, top_k: int
+) -> None:
+    """Mode graph for one graph: pull the bounded subgraph around the linked entities and the dense
+    passage hits, rank it by PPR, and fill read.passages / entities / facts."""
+    store_name = read.graph.store_name
+    seeds = _top(linked, top_k)
+    relations = graph_walk(graph=read.graph, seeds=seeds, hops=hops) if seeds else []
+    dense_ids = [c for c, _ in dense[:PPR_PASSAGE_SEEDS]]
+    mention_pairs = store.store_chunk_mentions(store_name, chunk_ids=dense_ids)
+    entity_ids = list(dict.fromkeys([*seeds, *(e for r in relations for e in (r.source_id, r.target_id))]))
+    entity_ids += [e for _, e in mention_pairs if e not in entity_ids]
+    per_entity = store.store_entity_chunks(store_name, entity_ids=entity_ids, per_entity=PER_ENTITY_CHUNKS)
+    pairs = set(mention_pairs)
+    frequency: dict[str, int] = {}
+    for eid, (cids, total) in per_entity.items():
+        frequency[eid] = max(1, total)
+        pairs.update((cid, eid) for cid in cids)
+    nodes: dict[str, int] = {}
+
+    def node(key: str) -> int:
+        return nodes.setdefault(key, len(nodes))
+
+    edges: list[tuple[int, int, float]] = []
+    for cid, eid in sorted(pairs):
+        # HippoRAG's node specificity: an entity named by few passages ties them more strongly.
+        edges.append((node("c:" + cid), node("e:" + eid), 1.0 / math.log(1.0 + frequency.get(eid, 1) + 1.0)))
+    for relation in relations:
+        edges.append(
+            (node("e:" + relation.source_id), node("e:" + relation.target_id), 1.0 + math.log1p(relation.strength))
+        )
+    for cid in dense_ids:
+        node("c:" + cid)
+    for eid in seeds:
+        node("e:" + eid)
+    reset = np.zeros(len(nodes))
+    entity_mass = sum(linked[e] for e in seeds) or 1.0
+    passage_mass = sum(s for _, s in dense[:PPR_PASSAGE_SEEDS]) or 1.0
+    entity_share = 1.0 - PPR_PASSAGE_SHARE if dense_ids else 1.0
+    passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
+    for eid in seeds:
+        reset[nodes["e:" + eid]] += entity_share * linked[eid] / entity_mass
+    for cid, score in dense[:PPR_PASSAGE_SEEDS]:
+        reset[nodes["c:" + cid]] += passage_share * score / passage_mass
+    rank = personalized_pagerank(len(nodes), edges, reset)
+    for key, index in nodes.items():
+        mass = float(rank[index])
+        if mass <= 0:
+            continue
+        if key.startswith("c:"):
+            read.passages[key[2:]] = mass
+        else:
+            read.entities[key[2:]] = mass
+    for relation in relations:
+        # A fact on a top path: both ends carry mass; the weaker end bounds it.
+        mass = min(read.entities.get(relation.source_id, 0.0), read.entities.get(relation.target_id, 0.0))
+        triple = relation.triple
+        if mass > read.facts.get(triple, 0.0):
+            read.facts[triple] = mass
+            read.fact_relations[triple] = relation
+
+
+# --- the Retrieve flow -------------------------------------------------------------------------
+
+
+def retrieve(
+    *,
+    actor: User,
+    graphs: Sequence[Graph],
+    question: str,
+    mode: str = "hybrid",
+    top_k: int = 10,
+    hops: int = 2,
+    budget: int = DEFAULT_BUDGET,
+) -> RetrievalResult:
+    """Evidence for question from graphs (each must be readable by actor), best first within budget
+    characters. Pure read: the caller records result.contributor_ids with billing.
+
+    Raises ValidationError (empty/too long question, mode, top_k 1..100, hops 1..3, budget),
+    NotFound (a graph actor may not read), Conflict (graph built with another embedder), ServiceUnavailable."""
+    text = _check_query(question)
+    checked_mode = _check_mode(mode)
+    top_k = _check_int(top_k, name="top_k", low=1, high=MAX_TOP_K)
+    hops = _check_int(hops, name="hops", low=1, high=MAX_HOPS)
+    budget = _check_int(budget, name="budget", low=MIN_BUDGET, high=MAX_BUDGET)
+    readable = _check_graphs(actor=actor, graphs=graphs)
+    if not readable:
+        return RetrievalResult(mode=checked_mode, items=[], contributor_ids=[])
+    embedder = [embedder_check(graph=graph) for graph in readable][0]
+    vector = [float(x) for x in embedder.embed_one(text)]
+    text_query = store.fulltext_query(text)
+    k = min(MAX_TOP_K, max(20, top_k * 2))
+    reads: list[_GraphRead] = []
+    for graph in readable:
+        read = _GraphRead(graph=graph)
+        if checked_mode == "graph":
+            dense = store.store_chunk_vector_hits(graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH)
+            linked = entities_link(graph=graph, question=text, text_query=text_query, vector=vector, k=k)
+            _graph_rank(read=read, linked=linked, dense=dense, hops=hops, top_k=top_k)
+        else:
+            read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
+            if checked_mode == "hybrid":
+                read.entities = entities_link(graph=graph, question=text, text_query=text_query, vector=vector, k=k)
+                seeds = _top(read.entities, top_k)
+                read.relations = graph_walk(graph=graph, seeds=seeds, hops=hops) if seeds else []
+        reads.append(read)
+    return _assemble(actor=actor, reads=reads, mode=checked_mode, question=text, top_k=top_k, budget=budget)
+
+
+def retrieve_for_user(
+    *,
+    actor: User,
+    question: str,
+    scope: Scope,
+    graph_id: str | None = None,
+    mode: str = "hybrid",
+    top_k: int = 10,
+    hops: int = 2,
+    budget: int = DEFAULT_BUDGET,
+) -> RetrievalResult:
+    """retrieve over the graphs a search of scope (or the one graph_id) reads, by the selectors' scope rules."""
+    graphs = search_graphs_for_user(user=actor, scope=Scope(scope), graph_id=graph_id)
+    return retrieve(actor=actor, graphs=graphs, question=question, mode=mode, top_k=top_k, hops=hops, budget=budget)
+
+
+def _assemble(
+    *, actor: User, reads: list[_GraphRead], mode: Mode, question: str, top_k: int, budget: int
+) -> RetrievalResult:
+    contributors: set[int] = set()
+    ranked_passages = sorted(
+        ((score, r, cid) for r in reads for cid, score in r.passages.items()), key=lambda t: (-t[0], t[2])
+    )[:top_k]
+    # Facts cite their passages: in graph mode the passages a top fact was extracted from come along.
+    fact_rows = sorted(
+        ((score, r, triple) for r in reads for triple, score in r.facts.items()), key=lambda t: (-t[0], t[2])
+    )
+    seen_triples: set[tuple[str, str, str]] = set()
+    facts: list[tuple[float, _GraphRead, _Relation]] = []
+    for score, read, triple in fact_rows:
+        if triple in seen_triples:
+            continue  # one flat fact per exact triple, whichever graph holds it
+        seen_triples.add(triple)
+        facts.append((score, read, read.fact_relations[triple]))
+        if len(facts) >= top_k:
+            break
+    wanted: dict[str, set[str]] = {r.graph.id: {cid for s, rr, cid in ranked_passages if rr is r} for r in reads}
+    for _, read, relation in facts:
+        wanted[read.graph.id].update(relation.chunk_ids[:1])
+    for read in reads:
+        for relation in read.relations:
+            wanted[read.graph.id].update(relation.chunk_ids[:1])
+    chunk_rows = {r.graph.id: store.store_chunks(r.graph.store_name, sorted(wanted[r.graph.id])) for r in reads}
+    items: list[Evidence] = []
+
+    def provenance(read: _GraphRead, chunk_id: str | None) -> dict[str, object]:
+        row = chunk_rows[read.graph.id].get(chunk_id or "")
+        if row is None:
+            return {}
+        return {
+            "document_id": row["document_id"],
+            "source": row["title"] or row["filename"],
+            "url": row["url"],
+            "page": row["page"],
+            "chunk_id": chunk_id,
+        }
+
+    for score, read, relation in facts:
+        items.append(
+            _relation_item(actor=actor, read=read, relation=relation, kind="fact", score=score, prov=provenance)
+        )
+    passage_items: list[Evidence] = []
+    passage_keys = [(r, cid) for _, r, cid in ranked_passages]
+    for _, read, relation in facts:
+        if relation.chunk_ids and (read, relation.chunk_ids[0]) not in passage_keys:
+            passage_keys.append((read, relation.chunk_ids[0]))
+    for read, cid in passage_keys:
+        row = chunk_rows[read.graph.id].get(cid)
+        if row is None:
+            continue  # deleted between the reads
+        mentions = tuple(
+            sorted({e for rel in read.relations if cid in rel.chunk_ids for e in (rel.source_id, rel.target_id)})
+        )
+        passage_items.append(
+            Evidence(
+                kind="passage",
+                text=snippet(row["text"], question, limit=PASSAGE_CHARS),
+                graph_id=read.graph.id,
+                score=read.passages.get(cid, 0.0),
+                origin=_origin(actor=actor, graph=read.graph),
+                document_id=row["document_id"],
+                source=row["title"] or row["filename"],
+                url=row["url"],
+                page=row["page"],
+                chunk_id=cid,
+                entity_ids=mentions,
+                chunk_ids=(cid,),
+                document_ids=(row["document_id"],) if row["document_id"] else (),
+            )
+        )
+        if read.graph.id == WORLD_GRAPH_ID and row["contributor"] is not None:
+            contributors.add(int(row["contributor"]))
+    items.extend(passage_items)
+    if mode != "passages":
+        ranked_entities = sorted(
+            ((score, r, eid) for r in reads for eid, score in r.entities.items()), key=lambda t: (-t[0], t[2])
+        )[:top_k]
+        details = {
+            r.graph.id: store.store_entities(r.graph.store_name, [eid for _, rr, eid in ranked_entities if rr is r])
+            for r in reads
+        }
+        for score, read, eid in ranked_entities:
+            row = details[read.graph.id].get(eid)
+            if row is None:
+                continue
+            body = f"{row['name']} ({row['type']})" + (f": {row['description']}" if row["description"] else "")
+            items.append(
+                Evidence(
+                    kind="entity",
+                    text=body,
+                    graph_id=read.graph.id,
+                    score=score,
+                    origin=_origin(actor=actor, graph=read.graph),
+                    entity_ids=(eid,),
+                )
+            )
+            if read.graph.id == WORLD_GRAPH_ID:
+                contributors.update(int(c) for c in row["contributors"])
+        relations = sorted(
+            ((rel.hop, -rel.strength, r, rel) for r in reads for rel in r.relations), key=lambda t: (t[0], t[1])
+        )
+        for hop, _, read, relation in relations:
+            items.append(
+                _relation_item(
+                    actor=actor,
+                    read=read,
+                    relation=relation,
+                    kind="relation",
+                    score=1.0 / (RRF_K + hop),
+                    prov=provenance,
+                )
+            )
+    for _, read, relation in facts:
+        if read.graph.id == WORLD_GRAPH_ID:
+            contributors.update(relation.contributors)
+    for read in reads:
+        if read.graph.id == WORLD_GRAPH_ID:
+            for relation in read.relations:
+                contributors.update(relation.contributors)
+    kept: list[Evidence] = []
+    used = 0
+    truncated = False
+    for item in items:
+        if used + len(item.text) > budget:
+            truncated = True
+            continue  # a shorter item further down may still fit
+        used += len(item.text)
+        kept.append(item)
+    return RetrievalResult(mode=mode, items=kept, contributor_ids=sorted(contributors), truncated=truncated)
+
+
+def _relation_item(*, actor: User, read: _GraphRead, relation: _Relation, kind: Kind, score: float, prov) -> Evidence:  # type: ignore[no-untyped-def]
+    subject, predicate, obj = relation.triple
+    first = relation.chunk_ids[0] if relation.chunk_ids else None
+    where = prov(read, first)
+    return Evidence(
+        kind=kind,
+        text=f"{subject} {predicate} {obj}",
+        graph_id=read.graph.id,
+        score=score,
+        origin=_origin(actor=actor, graph=read.graph),
+        document_id=where.get("document_id") or (relation.document_ids[0] if relation.document_ids else None),
+        source=str(where.get("source") or ""),
+        url=where.get("url"),  # type: ignore[arg-type]
+        page=where.get("page"),  # type: ignore[arg-type]
+        chunk_id=first,
+        entity_ids=(relation.source_id, relation.target_id),
+        chunk_ids=tuple(relation.chunk_ids),
+        document_ids=tuple(relation.document_ids),
+        triple=relation.triple,
+    )

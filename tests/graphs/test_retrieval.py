@@ -1,0 +1,222 @@
+"""graphs/retrieval.py on real FalkorDB: typed evidence, direct passage search, the typed capped walk, PPR, isolation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from exograph.core.errors import NotFound, ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.models import WORLD_GRAPH_ID
+from exograph.graphs.retrieval import (
+    Evidence,
+    RetrievalResult,
+    graph_walk,
+    personalized_pagerank,
+    question_keys,
+    retrieve,
+    retrieve_for_user,
+)
+from exograph.graphs.services import graph_create
+from exograph.graphs.types import entity_id_for
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
+
+pytestmark = pytest.mark.django_db
+
+ACQUISITION = "Acme Corporation acquired Borealis Labs in 2019 for an undisclosed sum."
+PRODUCT = "Borealis Labs builds the Cygnus rocket engine at its Oslo plant."
+CHAIN_QUESTION = "Who owns the company that builds the Cygnus rocket engine?"
+
+
+def _chain(graph, user, write_doc) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    first = write_doc(
+        graph,
+        user,
+        texts=[ACQUISITION],
+        entities=[("Acme Corporation", "organization", ""), ("Borealis Labs", "organization", "")],
+        relations=[("Acme Corporation", "acquired", "Borealis Labs")],
+        filename="acme.pdf",
+    )
+    second = write_doc(
+        graph,
+        user,
+        texts=[PRODUCT],
+        entities=[("Borealis Labs", "organization", ""), ("Cygnus rocket engine", "product", "")],
+        relations=[("Borealis Labs", "builds", "Cygnus rocket engine")],
+        filename="borealis.pdf",
+    )
+    return first, second
+
+
+def test_graph_mode_returns_the_chain_as_facts_with_their_passages(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Chain", scope=Scope.PRIVATE)
+    first, second = _chain(graph, alice, write_doc)
+    result = retrieve(actor=alice, graphs=[graph], question=CHAIN_QUESTION, mode="graph", top_k=5, hops=2)
+    assert isinstance(result, RetrievalResult) and result.mode == "graph"
+    facts = {item.triple: item for item in result.items if item.kind == "fact"}
+    acquired = ("Acme Corporation", "acquired", "Borealis Labs")
+    builds = ("Borealis Labs", "builds", "Cygnus rocket engine")
+    assert acquired in facts and builds in facts
+    assert facts[acquired].document_id == first and facts[acquired].chunk_id == f"{first}:0"
+    assert facts[acquired].source == "acme.pdf" and facts[acquired].page == 1
+    assert facts[builds].document_id == second and facts[builds].chunk_ids == (f"{second}:0",)
+    passages = {item.chunk_id: item for item in result.items if item.kind == "passage"}
+    assert {f"{first}:0", f"{second}:0"} <= set(passages)
+    assert passages[f"{first}:0"].text == ACQUISITION
+    # PPR ranks the passage that names the question's entity first.
+    ranked = [item.chunk_id for item in result.items if item.kind == "passage"]
+    assert ranked[0] == f"{second}:0"
+
+    only = retrieve(actor=alice, graphs=[graph], question=CHAIN_QUESTION, mode="passages", top_k=5)
+    assert {item.kind for item in only.items} == {"passage"}
+    assert not [item for item in only.items if item.triple is not None]
+
+
+def test_facts_are_deduplicated_by_the_exact_triple_across_graphs(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    one = graph_create(actor=alice, name="One", scope=Scope.PRIVATE)
+    two = graph_create(actor=alice, name="Two", scope=Scope.PRIVATE)
+    _chain(one, alice, write_doc)
+    _chain(two, alice, write_doc)
+    result = retrieve_for_user(actor=alice, question=CHAIN_QUESTION, scope=Scope.PRIVATE, mode="graph", top_k=10)
+    triples = [item.triple for item in result.items if item.kind == "fact"]
+    assert len(triples) == len(set(triples)) and ("Acme Corporation", "acquired", "Borealis Labs") in triples
+
+
+def test_a_chunk_that_mentions_no_entity_is_found_by_passage_search(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Plain", scope=Scope.PRIVATE)
+    lonely = "The harbour tides rise twice daily around the lighthouse."
+    document = write_doc(graph, alice, texts=[lonely, *QUANTUM_TEXTS], entities=QUANTUM_ENTITIES)
+    assert not store.store_chunk_mentions(graph.store_name, chunk_ids=[f"{document}:0"])
+    for mode in ("passages", "hybrid", "graph"):
+        result = retrieve(actor=alice, graphs=[graph], question="When do the harbour tides rise?", mode=mode)
+        found = [item for item in result.items if item.kind == "passage" and item.chunk_id == f"{document}:0"]
+        assert found, mode
+        assert found[0].text == lonely and found[0].document_id == document and found[0].origin == "private"
+
+
+def test_walk_caps_each_hop_on_a_star_with_5000_neighbours(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Star", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["The hub is a busy place."], entities=[("Hub", "place", "")])
+    hub = entity_id_for("Hub", "place")
+    leaves = [{"id": f"leaf_{i}", "name": f"Leaf {i}"} for i in range(5000)]
+    store.query(
+        graph.store_name,
+        "UNWIND $rows AS r MATCH (h:Entity {id: $hub}) CREATE (l:Entity {id: r.id, name: r.name, type: 'place'}) "
+        "CREATE (h)-[:LINKS {count: 1, chunk_ids: [], document_ids: [], contributors: []}]->(l)",
+        {"rows": leaves, "hub": hub},
+    )
+    # The strongest leaf leads one hop further; a MENTIONS-typed edge between entities is never walked.
+    store.query(
+        graph.store_name,
+        "MATCH (h:Entity {id: $hub})-[r:LINKS]->(l:Entity {id: 'leaf_0'}) SET r.count = 9 "
+        "CREATE (l)-[:OWNS {count: 1, chunk_ids: [], document_ids: [], contributors: []}]->"
+        "(:Entity {id: 'deep', name: 'Deep', type: 'place'}) "
+        "CREATE (h)-[:MENTIONS]->(:Entity {id: 'sneaky', name: 'Sneaky', type: 'place'})",
+        {"hub": hub},
+    )
+    relations = graph_walk(graph=graph, seeds=[hub], hops=3, cap=30)
+    by_hop = {hop: [r for r in relations if r.hop == hop] for hop in (1, 2, 3)}
+    assert len(by_hop[1]) == 10 and len(relations) <= 30
+    assert ("leaf_0", "OWNS", "deep") in {(r.source_id, r.type, r.target_id) for r in by_hop[2]}
+    assert all(r.type != "MENTIONS" for r in relations) and "sneaky" not in {r.target_id for r in relations}
+    result = retrieve(actor=alice, graphs=[graph], question="hub", mode="hybrid", hops=3, budget=200_000)
+    assert len([item for item in result.items if item.kind == "relation"]) <= 60
+    ranked = retrieve(actor=alice, graphs=[graph], question="hub", mode="graph", hops=2, top_k=5)
+    assert len([item for item in ranked.items if item.kind == "fact"]) <= 5
+
+
+def test_walk_prefers_relations_between_hits(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Between", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["Alpha and Omega."], entities=[("Alpha", "x", ""), ("Omega", "x", "")])
+    alpha, omega = entity_id_for("Alpha", "x"), entity_id_for("Omega", "x")
+    store.query(
+        graph.store_name,
+        "MATCH (a:Entity {id: $a}), (o:Entity {id: $o}) "
+        "CREATE (a)-[:KNOWS {count: 1, chunk_ids: [], document_ids: [], contributors: []}]->(o) "
+        "WITH a UNWIND range(1, 50) AS i "
+        "CREATE (a)-[:LIKES {count: 100, chunk_ids: [], document_ids: [], contributors: []}]->"
+        "(:Entity {id: 'n' + toString(i), name: 'N' + toString(i), type: 'x'})",
+        {"a": alpha, "o": omega},
+    )
+    relations = graph_walk(graph=graph, seeds=[alpha, omega], hops=1, cap=3)
+    assert len(relations) == 3 and relations[0].type == "KNOWS"
+
+
+def test_evidence_never_includes_another_accounts_private_items(alice, bob, charlie, write_doc) -> None:  # type: ignore[no-untyped-def]
+    mine = graph_create(actor=alice, name="Mine", scope=Scope.PRIVATE)
+    bobs = graph_create(actor=bob, name="Bob's", scope=Scope.PRIVATE)
+    theirs = graph_create(actor=charlie, name="Charlie's", scope=Scope.PRIVATE)
+    shared = graph_create(actor=bob, name="Shared", scope=Scope.WORLD)
+    write_doc(mine, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    _chain(bobs, bob, write_doc)
+    charlie_doc = write_doc(
+        theirs, charlie, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS
+    )
+    _chain(theirs, charlie, write_doc)
+    write_doc(shared, bob, texts=["Qubits decohere quickly at room temperature."], entities=[("Qubit", "concept", "")])
+    for mode in ("passages", "hybrid", "graph"):
+        private = retrieve_for_user(
+            actor=alice, question="qubits and quantum computing", scope=Scope.PRIVATE, mode=mode
+        )
+        assert private.items and {item.graph_id for item in private.items} == {mine.id}
+        assert {item.origin for item in private.items} == {"private"} and private.contributor_ids == []
+        world = retrieve_for_user(actor=alice, question="Who owns Borealis Labs? Qubits?", scope=Scope.WORLD, mode=mode)
+        assert {item.graph_id for item in world.items} <= {WORLD_GRAPH_ID}
+        assert {item.origin for item in world.items} == {"world"} and world.contributor_ids == [bob.pk]
+        everything = [*private.items, *world.items]
+        assert not [item for item in everything if item.document_id == charlie_doc]
+        assert not [item for item in everything if item.triple and "Acme Corporation" in item.triple]
+        assert not [item for item in everything if "Acme" in item.text]
+    with pytest.raises(NotFound):
+        retrieve(actor=alice, graphs=[theirs], question="qubits")
+    with pytest.raises(NotFound):
+        retrieve_for_user(actor=alice, question="qubits", scope=Scope.PRIVATE, graph_id=theirs.id)
+
+
+def test_results_are_typed_and_the_budget_holds(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    result = retrieve(actor=alice, graphs=[graph], question="qubits", mode="hybrid", hops=2)
+    assert {"entity", "relation", "passage"} <= {item.kind for item in result.items}
+    for item in result.items:
+        assert isinstance(item, Evidence) and dataclasses.is_dataclass(item)
+        assert item.graph_id == graph.id and item.origin == "private" and isinstance(item.score, float)
+        if item.kind == "relation":
+            assert item.triple and item.chunk_ids and item.document_id and item.source == "paper.pdf"
+        if item.kind == "entity":
+            assert len(item.entity_ids) == 1
+    small = retrieve(actor=alice, graphs=[graph], question="qubits", mode="hybrid", budget=200)
+    assert sum(len(item.text) for item in small.items) <= 200 and small.truncated
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("mode", "vibes", "invalid_mode"),
+        ("top_k", 0, "invalid_top_k"),
+        ("hops", 4, "invalid_hops"),
+        ("budget", 10, "invalid_budget"),
+        ("question", "  ", "empty_query"),
+    ],
+)
+def test_bad_input_is_a_clear_validation_error(alice, field, value, code) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Q", scope=Scope.PRIVATE)
+    arguments = {"question": "qubits", field: value}
+    with pytest.raises(ValidationError) as exc:
+        retrieve(actor=alice, graphs=[graph], **arguments)
+    assert exc.value.code == code
+
+
+def test_personalized_pagerank_follows_the_seed() -> None:
+    # a - b - c and a lone d: the seed a keeps most mass, c gets some through b, d none.
+    rank = personalized_pagerank(4, [(0, 1, 1.0), (1, 2, 1.0)], np.array([1.0, 0.0, 0.0, 0.0]))
+    assert rank[0] > rank[1] > rank[2] > rank[3] == 0.0
+    assert abs(rank.sum() - 1.0) < 1e-6
+
+
+def test_question_keys_try_longest_names_first() -> None:
+    keys = question_keys("Who built the Cygnus Engine?")
+    assert keys[0] == "who built the cygnus engine" and "cygnus engine" in keys and "cygnus" in keys
