@@ -7,12 +7,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, alone: the CPU build (sentence-transformers would otherwise pull a CUDA build).
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	# Front-end packages (htmx, cytoscape) from the npm registry; Django serves their dist files.
+	npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 venv: $(STAMP)
