@@ -197,6 +197,7 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "exograph.core.views.csrf_failure"
 # Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
 # request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
 # The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).

@@ -34,6 +34,7 @@ from exograph.graphs.store.core import (  # noqa: F401
 from exograph.graphs.store.reads import (  # noqa: F401
     store_document_names,
     store_entities,
+    store_entity_degrees,
     store_entity_find,
     store_entity_passages,
     store_neighbourhood,
