@@ -13,8 +13,17 @@ from billing.services.ledger import credits_charge, credits_grant
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["/", "/graphs/", "/graphs/explore/", "/graphs/search/", "/graphs/world/", "/documents/", "/billing/",
-         "/account/keys/", "/mcp-setup/"]
+PAGES = [
+    "/",
+    "/graphs/",
+    "/graphs/explore/",
+    "/graphs/search/",
+    "/graphs/world/",
+    "/documents/",
+    "/billing/",
+    "/account/keys/",
+    "/mcp-setup/",
+]
 
 
 def test_landing_shows_prices_from_settings_and_mcp_configs(client, settings):
