@@ -213,7 +213,7 @@ class ExploreNodeSerializer(serializers.Serializer):
 
 
 class ExploreEdgeSerializer(serializers.Serializer):
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the edge end, not Field.source
     target = serializers.CharField()
     type = serializers.CharField()
     strength = serializers.IntegerField(help_text="How many times the relation was found.")
