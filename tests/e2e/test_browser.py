@@ -160,7 +160,7 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             entity = _an_entity_with_relations(erin)
             page.goto(base + "/graphs/")
             watch.shot("graphs")
-            page.get_by_role("link", name="Explore").first.click()
+            page.locator("table").get_by_role("link", name="Explore", exact=True).first.click()
             page.get_by_label("Entity").fill(entity)
             page.get_by_label("Entity").press("Enter")
             expect(page.locator("#panel-title")).to_have_text(entity, timeout=30_000)
