@@ -204,8 +204,12 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             page.set_viewport_size({"width": 360, "height": 780})
             for path in ["/", "/documents/", "/billing/"]:
                 page.goto(base + path)
-                assert page.evaluate("document.documentElement.scrollWidth") <= 360, path
                 watch.shot("phone-" + (path.strip("/") or "dashboard"))
+                wide = page.evaluate(
+                    "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 361"
+                    " && !e.closest('.table-wrap, .menu')).map(e => e.tagName + '.' + e.className).slice(0, 5)"
+                )
+                assert page.evaluate("document.documentElement.scrollWidth") <= 360, (path, wide)
         finally:
             browser.close()
     print("screenshots:", *watch.shots, sep="\n  ")
