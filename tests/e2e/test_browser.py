@@ -55,7 +55,9 @@ def live_server_url(settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-
     settings.EXOGRAPH_PUBLIC_URL = base
     from exograph.asgi import application
 
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -87,7 +89,10 @@ class PageWatch:
         page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: self._failed(r))
-        page.on("response", lambda r: r.status >= 400 and "/static/" in r.url and self.problems.append(f"{r.status} {r.url}"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and "/static/" in r.url and self.problems.append(f"{r.status} {r.url}"),
+        )
 
     def _failed(self, request) -> None:  # type: ignore[no-untyped-def]
         # The real Stripe page is not reachable here (routed below); a navigation aborts requests still in flight
