@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, alone: the CPU build (sentence-transformers would otherwise pull a CUDA build).
@@ -15,6 +15,8 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
 	# The project itself, editable and without dependencies: puts the `exograph-mcp` console script in .venv/bin.
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	# Front-end packages (htmx, cytoscape) from the npm registry; Django serves their dist files.
+	npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 venv: $(STAMP)

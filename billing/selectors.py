@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
-from billing.models import CreditAccount, CreditEntry, Hold
+from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
 from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 
@@ -27,9 +30,12 @@ def credit_summary_for_user(*, actor: User) -> dict[str, Any]:
     }
 
 
-def ledger_list_for_user(*, actor: User) -> QuerySet[CreditEntry]:
-    """The actor's ledger, newest first."""
-    return CreditEntry.objects.filter(account__user_id=actor.pk).order_by("-created", "-id")
+def ledger_list_for_user(*, actor: User, kind: str | None = None) -> QuerySet[CreditEntry]:
+    """The actor's ledger, newest first; only entries of `kind` when given (an unknown kind matches nothing)."""
+    entries = CreditEntry.objects.filter(account__user_id=actor.pk)
+    if kind:
+        entries = entries.filter(kind=kind)
+    return entries.order_by("-created", "-id")
 
 
 def hold_get_for_user(*, actor: User, hold_id: object) -> Hold:
@@ -50,3 +56,37 @@ def pack_list() -> list[dict[str, Any]]:
         {"id": pack_id, "credits": pack["credits"], "price": pack["price"], "currency": settings.STRIPE_CURRENCY}
         for pack_id, pack in settings.BILLING_PACKS.items()
     ]
+
+
+USAGE_KINDS = (EntryKind.CHARGE, EntryKind.CAPTURE)
+
+
+def usage_daily_for_user(*, actor: User, days: int = 30) -> list[dict[str, Any]]:
+    """The actor's metered actions and credits spent per UTC day, oldest first, one row per day (zeros included)."""
+    today = timezone.now().astimezone(UTC).date()
+    first = today - timedelta(days=days - 1)
+    start = datetime.combine(first, time.min, tzinfo=UTC)
+    rows = (
+        CreditEntry.objects.filter(account__user_id=actor.pk, kind__in=USAGE_KINDS, created__gte=start)
+        .annotate(day=TruncDate("created", tzinfo=UTC))
+        .values("day")
+        .annotate(actions=Count("id"), spent=Sum("amount"))
+    )
+    by_day = {row["day"]: row for row in rows}
+    out: list[dict[str, Any]] = []
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        row = by_day.get(day)
+        out.append(
+            {"day": day, "actions": int(row["actions"]) if row else 0, "spent": -int(row["spent"] or 0) if row else 0}
+        )
+    return out
+
+
+def earnings_total_for_user(*, actor: User) -> dict[str, int]:
+    """Credits the actor earned from world contributions: all time and in the last 30 days."""
+    entries = CreditEntry.objects.filter(account__user_id=actor.pk, kind=EntryKind.EARNING)
+    since = timezone.now() - timedelta(days=30)
+    total = entries.aggregate(total=Sum("amount"))["total"] or 0
+    recent = entries.filter(created__gte=since).aggregate(total=Sum("amount"))["total"] or 0
+    return {"total": int(total), "last_30_days": int(recent)}

@@ -158,7 +158,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
-STATICFILES_DIRS = [BASE_DIR / "exograph" / "static"]
+# Our CSS/JS plus the dist files of the npm packages in package.json (`npm ci` in the Makefile): no CDN.
+STATICFILES_DIRS = [
+    BASE_DIR / "exograph" / "static",
+    ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),
+    ("vendor/cytoscape", BASE_DIR / "node_modules" / "cytoscape" / "dist"),
+]
 # Hashed, compressed static files in production (needs collectstatic); plain files otherwise.
 STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", default=not DEBUG and not EMBEDDED)
 STORAGES = {
@@ -192,6 +197,7 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "exograph.core.views.csrf_failure"
 # Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
 # request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
 # The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).

@@ -15,6 +15,7 @@ api_v1 = [
     path("keys/<int:key_id>/", accounts_api.ApiKeyDetailApi.as_view(), name="key-detail"),
     path("graphs/", graphs_api.GraphListCreateApi.as_view(), name="graphs"),
     path("graphs/<str:graph_id>/", graphs_api.GraphDetailApi.as_view(), name="graph-detail"),
+    path("graphs/<str:graph_id>/explore/", graphs_api.GraphExploreApi.as_view(), name="graph-explore"),
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -41,5 +42,6 @@ urlpatterns = [
     path("", include("exograph.accounts.urls")),
 ]
 
+handler403 = "exograph.core.views.permission_denied"
 handler404 = "exograph.core.views.not_found"
 handler500 = "exograph.core.views.server_error"

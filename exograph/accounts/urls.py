@@ -13,6 +13,7 @@ urlpatterns = [
     path("account/verify/resend/", views.email_verification_resend, name="email_verification_resend"),
     path("account/verify/<str:uidb64>/<str:token>/", views.email_verify, name="email_verify"),
     path("account/delete/", views.account_delete_view, name="account_delete"),
+    path("mcp-setup/", views.mcp_setup, name="mcp_setup"),
     path("account/keys/", views.api_keys, name="api_keys"),
     path("account/keys/<int:key_id>/revoke/", views.api_key_revoke_view, name="api_key_revoke"),
 ]

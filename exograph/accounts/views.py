@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from billing.ratelimit import address_throttle
+from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
@@ -27,8 +29,10 @@ from exograph.accounts.services import (
     user_email_verify,
 )
 from exograph.core.api import error_body
+from exograph.core.charts import bar_chart
 from exograph.core.errors import ExoGraphError, RateLimited
 from exograph.core.proxies import client_ip
+from exograph.documents.selectors import document_list_for_user
 
 
 class LoginView(auth_views.LoginView):
@@ -98,9 +102,78 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "accounts/dashboard.html", {})
+    """The landing page for visitors; the dashboard (balance, documents, earnings, usage) once logged in."""
+    if not request.user.is_authenticated:
+        return render(
+            request, "landing.html", {"prices": _price_rows(), "packs": pack_list(), "mcp": _mcp_configs(request)}
+        )
+    user = request.user
+    summary = credit_summary_for_user(actor=user)  # type: ignore[arg-type]
+    usage = usage_daily_for_user(actor=user, days=30)  # type: ignore[arg-type]
+    context = {
+        "summary": summary,
+        "documents": list(document_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
+        "earnings": earnings_total_for_user(actor=user),  # type: ignore[arg-type]
+        "usage_chart": bar_chart([d["actions"] for d in usage], [d["day"].isoformat() for d in usage]),
+        "spend_chart": bar_chart([d["spent"] for d in usage], [d["day"].isoformat() for d in usage]),
+    }
+    return render(request, "accounts/dashboard.html", context)
+
+
+PRICE_LABELS = {
+    "upload": "Upload a document",
+    "chat.snap": "Chat message (snap)",
+    "chat.ponder": "Chat message (ponder)",
+    "research.snap": "Research session (snap)",
+    "research.ponder": "Research session (ponder)",
+}
+
+
+def _price_rows() -> list[dict[str, Any]]:
+    """The price table in settings.BILLING_PRICES, as rows for the landing page."""
+    rows = []
+    for action, label in PRICE_LABELS.items():
+        price = settings.BILLING_PRICES.get(action)
+        if price is None:
+            continue
+        base, per_unit = int(price["base"]), int(price["per_unit"])
+        if action == "upload":
+            cost = f"{base} + {per_unit} per page"
+        elif action.startswith("research."):
+            cost = f"{per_unit}, never more than your budget"
+        else:
+            cost = str(base + per_unit)
+        rows.append({"action": label, "cost": cost})
+    rows.append({"action": "Search, World Graph, graphs and listings", "cost": "free"})
+    return rows
+
+
+def _mcp_configs(request: HttpRequest) -> dict[str, str]:
+    """Copy-paste MCP client configs; the key stays a placeholder (keys are shown once, on creation)."""
+    base = request.build_absolute_uri("/").rstrip("/")
+    key = "exo_YOUR_API_KEY"
+    # The stdio bridge installed by `make` as .venv/bin/exograph-mcp (mcp_bridge/stdio.py reads these variables).
+    server = {"command": "exograph-mcp", "env": {"EXOGRAPH_API_URL": base, "EXOGRAPH_API_KEY": key}}
+    return {
+        "base": base,
+        "hosted_url": f"{base}/mcp",
+        "key": key,
+        "claude_desktop": json.dumps({"mcpServers": {"exograph": server}}, indent=2),
+        "claude_code": f'claude mcp add --transport http exograph {base}/mcp --header "Authorization: Bearer {key}"',
+        "claude_code_stdio": (
+            f"claude mcp add exograph --env EXOGRAPH_API_URL={base} --env EXOGRAPH_API_KEY={key} -- exograph-mcp"
+        ),
+        "cursor": json.dumps(
+            {"mcpServers": {"exograph": {"url": f"{base}/mcp", "headers": {"Authorization": f"Bearer {key}"}}}},
+            indent=2,
+        ),
+    }
+
+
+@login_required
+def mcp_setup(request: HttpRequest) -> HttpResponse:
+    return render(request, "accounts/mcp_setup.html", {"mcp": _mcp_configs(request)})
 
 
 @login_required

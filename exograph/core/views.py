@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from exograph.core.api import api_not_found, api_server_error
+from exograph.core.api import api_not_found, api_server_error, error_body
 from exograph.core.falkor import falkordb_ping
 
 logger = logging.getLogger(__name__)
@@ -78,6 +78,24 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith("/api/"):
         return api_not_found(request, exception)
     return render(request, "404.html", status=404)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON envelope under /api/, the HTML page elsewhere (CSRF failures land here too)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("forbidden", "You are not allowed to do that."), status=403)
+    return render(request, "403.html", status=403)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: our 403 page saying what to do (the reason is Django's, never user data)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            error_body("csrf_failed", "CSRF check failed.", "Send the X-CSRFToken header or use an API key."),
+            status=403,
+        )
+    message = "The form expired or came from another site. Go back, reload the page and try again."
+    return render(request, "403.html", {"message": message}, status=403)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from asgiref.sync import async_to_sync
 from django.db import transaction
 
+from exograph.core.events import user_events_group
+
 if TYPE_CHECKING:
     from exograph.documents.models import Document
 
@@ -15,8 +17,8 @@ logger = logging.getLogger(__name__)
 
 
 def user_group(user_id: int) -> str:
-    """The Channels group of one account's document events."""
-    return f"documents.user.{user_id}"
+    """The Channels group of one account's document events: its events group (/ws/events/)."""
+    return user_events_group(user_id)
 
 
 def document_event_send(document: Document) -> None:

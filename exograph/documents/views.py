@@ -1,4 +1,4 @@
-"""Web pages: upload a document and watch the list update live (WebSocket /ws/documents/)."""
+"""Web pages: upload documents (drag and drop) and watch them progress live (WebSocket /ws/events/)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import uuid
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -23,7 +24,7 @@ from exograph.documents.services import (
     document_retry,
     document_upload_prepare,
 )
-from exograph.documents.validation import size_check, upload_validate
+from exograph.documents.validation import EXTENSIONS, size_check, upload_validate
 
 
 class UploadForm(forms.Form):
@@ -63,8 +64,14 @@ def document_list(request: HttpRequest) -> HttpResponse:
             else:
                 messages.info(request, f"{document.filename} is already in that graph; nothing was charged.")
             return redirect("documents:list")
-    documents = list(document_list_for_user(user=user)[:100])
-    return render(request, "documents/list.html", {"form": form, "documents": documents})
+    page = Paginator(document_list_for_user(user=user), 25).get_page(request.GET.get("page"))
+    context = {
+        "form": form,
+        "page": page,
+        "accept": ",".join(sorted(EXTENSIONS)),
+        "accept_label": ", ".join(ext.lstrip(".").upper() for ext in sorted(EXTENSIONS)),
+    }
+    return render(request, "documents/list.html", context)
 
 
 @login_required

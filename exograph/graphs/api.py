@@ -12,9 +12,12 @@ from exograph.core.api import Pagination, ScopeField, actor_of, range_field, req
 from exograph.core.schema import api_errors
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import (
+    MAX_EXPLORE_HOPS,
+    MAX_EXPLORE_LIMIT,
     MAX_N_RESULTS,
     MAX_QUERY_LENGTH,
     MAX_RELATED,
+    graph_explore,
     graph_get_for_user,
     graph_list_for_user,
 )
@@ -210,3 +213,70 @@ class WorldEntityApi(APIView):
         data = validated(self.WorldEntityQuerySerializer, request.query_params)
         view = world_entity_lookup(actor=user, entity=entity, evidence=data["evidence"], limit=data["limit"])
         return Response(WorldGraphOutSerializer(view).data)
+
+
+class ExploreSourceSerializer(serializers.Serializer):
+    document_id = serializers.CharField()
+    filename = serializers.CharField()
+
+
+class ExploreNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    description = serializers.CharField()
+    mentions = serializers.IntegerField()
+    degree = serializers.IntegerField(help_text="All relations of this entity in the graph.")
+    hop = serializers.IntegerField(help_text="Distance from the centre (0 = the entity asked for).")
+    expanded = serializers.BooleanField(help_text="Whether this node's neighbours were fetched.")
+    more = serializers.IntegerField(help_text="Relations of this node not in the response (expand it to see them).")
+
+
+class ExploreEdgeSerializer(serializers.Serializer):
+    source = serializers.CharField()  # type: ignore[assignment]  # the edge end, not Field.source
+    target = serializers.CharField()
+    type = serializers.CharField()
+    strength = serializers.IntegerField(help_text="How many times the relation was found.")
+    chunk_ids = serializers.ListField(child=serializers.CharField())
+    sources = ExploreSourceSerializer(many=True)
+
+
+class ExplorePassageSerializer(serializers.Serializer):
+    chunk_id = serializers.CharField()
+    document_id = serializers.CharField()
+    filename = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+
+
+class ExploreOutSerializer(serializers.Serializer):
+    graph_id = serializers.CharField()
+    graph_name = serializers.CharField()
+    entity = ExploreNodeSerializer()
+    hops = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    nodes = ExploreNodeSerializer(many=True)
+    edges = ExploreEdgeSerializer(many=True)
+    sources = ExploreSourceSerializer(many=True)
+    passages = ExplorePassageSerializer(many=True)
+
+
+class GraphExploreApi(APIView):
+    class ExploreQuerySerializer(serializers.Serializer):
+        entity = serializers.CharField(max_length=300, help_text="An entity id or name.")
+        hops = range_field(maximum=MAX_EXPLORE_HOPS, default=1)
+        limit = range_field(maximum=MAX_EXPLORE_LIMIT, default=25)
+
+    @extend_schema(
+        operation_id="graphs_explore",
+        parameters=[ExploreQuerySerializer],
+        responses=ExploreOutSerializer,
+        summary="A bounded neighbourhood of an entity (nodes, typed edges, provenance) for the graph explorer",
+    )
+    def get(self, request: Request, graph_id: str) -> Response:
+        """The explorer's read: graph_id may be "world"; a graph you cannot read is 404."""
+        data = validated(self.ExploreQuerySerializer, request.query_params)
+        view = graph_explore(
+            user=actor_of(request), graph_id=graph_id, entity=data["entity"], hops=data["hops"], limit=data["limit"]
+        )
+        return Response(ExploreOutSerializer(view).data)

@@ -376,3 +376,115 @@ def world_entity_suggestions(*, world: Graph, text: str, n: int = 5) -> list[str
     ranked = sorted(scores, key=lambda key: -scores[key])[:n]
     found = store.store_entities(world.store_name, [eid for _, eid in ranked])
     return [found[eid]["name"] for _, eid in ranked if eid in found]
+
+
+MAX_EXPLORE_HOPS = 3
+MAX_EXPLORE_LIMIT = 50
+EXPLORE_PASSAGES = 5
+
+
+def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limit: int = 25) -> dict[str, Any]:
+    """A bounded neighbourhood of an entity for the explorer: nodes (with degree and "more"), typed edges with
+    strength and provenance, and the centre's sources and passages. At most `limit` relations per node and
+    `limit` nodes expanded per hop. Raises ValidationError, NotFound (foreign graph, or unknown entity with
+    `suggestions`), 503."""
+    text = (entity or "").replace("\x00", "").strip()
+    if not text:
+        raise ValidationError("entity is empty.", code="empty_entity", hint="Send an entity id or name.")
+    if len(text) > 300:
+        raise ValidationError(
+            "entity is longer than 300 characters.", code="entity_too_long", hint="Send an id or name."
+        )
+    hops = _check_n_results(hops, name="hops", maximum=MAX_EXPLORE_HOPS)
+    limit = _check_n_results(limit, name="limit", maximum=MAX_EXPLORE_LIMIT)
+    graph = graph_get_for_user(user=user, graph_id=graph_id)
+    name = graph.store_name
+    center_id = store.store_entity_find(name, entity_id=text, key=normalize_name(text))
+    if center_id is None:
+        suggestions = world_entity_suggestions(world=graph, text=text)
+        raise NotFound(
+            f"No entity {text[:80]!r} in graph {graph.id}.",
+            code="entity_not_found",
+            hint=("Did you mean: " + ", ".join(suggestions) + "?")
+            if suggestions
+            else f"Search with GET /api/v1/entities/search?graph_id={graph.id}.",
+            extra={"suggestions": suggestions},
+        )
+    depth: dict[str, int] = {center_id: 0}
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    expanded: dict[str, int] = {}
+    frontier = [center_id]
+    for hop in range(1, hops + 1):
+        following: list[str] = []
+        for node_id in frontier[:limit]:
+            rows = store.store_related(name, entity_id=node_id, limit=limit)
+            expanded[node_id] = len(rows)
+            for row in rows:
+                source, target = (node_id, row["id"]) if row["direction"] == "outgoing" else (row["id"], node_id)
+                key = (source, row["relationship"], target)
+                if key not in edges:
+                    edges[key] = {
+                        "source": source,
+                        "target": target,
+                        "type": row["relationship"].lower(),
+                        "strength": row["strength"],
+                        "document_ids": row["document_ids"],
+                        "chunk_ids": row["chunk_ids"][:3],
+                    }
+                if row["id"] not in depth:
+                    depth[row["id"]] = hop
+                    following.append(row["id"])
+        frontier = following
+    details = store.store_entities(name, list(depth))
+    degrees = store.store_entity_degrees(name, list(depth))
+    document_ids = sorted({doc for edge in edges.values() for doc in edge["document_ids"]})
+    filenames = store.store_document_names(name, document_ids)
+    for edge in edges.values():
+        edge["sources"] = [{"document_id": d, "filename": filenames.get(d, "")} for d in edge.pop("document_ids")]
+    nodes = []
+    for node_id, hop in depth.items():
+        info = details.get(node_id, {"name": node_id, "type": "", "description": "", "mentions": 0})
+        degree = degrees.get(node_id, 0)
+        nodes.append(
+            {
+                "id": node_id,
+                "name": info["name"],
+                "type": info["type"],
+                "description": info.get("description", ""),
+                "mentions": info.get("mentions", 0),
+                "degree": degree,
+                "hop": hop,
+                "expanded": node_id in expanded,
+                "more": max(0, degree - expanded[node_id]) if node_id in expanded else degree,
+            }
+        )
+    center_edges = [e for e in edges.values() if center_id in (e["source"], e["target"])]
+    chunk_ids = list(dict.fromkeys(c for e in center_edges for c in e["chunk_ids"]))[:EXPLORE_PASSAGES]
+    passages = store.store_passages(name, chunk_ids)
+    center_name = details.get(center_id, {}).get("name", text)
+    return {
+        "graph_id": graph.id,
+        "graph_name": graph.name,
+        "entity": next(n for n in nodes if n["id"] == center_id),
+        "hops": hops,
+        "limit": limit,
+        "nodes": nodes,
+        "edges": list(edges.values()),
+        "sources": [
+            {"document_id": doc, "filename": filename}
+            for doc, filename in sorted(
+                {(s["document_id"], s["filename"]) for e in center_edges for s in e["sources"]}, key=lambda s: s[1]
+            )
+        ],
+        "passages": [
+            {
+                "chunk_id": cid,
+                "document_id": passages[cid]["document_id"],
+                "filename": passages[cid]["document"],
+                "page": passages[cid]["page"],
+                "text": snippet(passages[cid]["text"], center_name, limit=PASSAGE),
+            }
+            for cid in chunk_ids
+            if cid in passages
+        ],
+    }

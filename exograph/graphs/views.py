@@ -13,7 +13,8 @@ from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
-from exograph.graphs.selectors import graph_list_for_user
+from exograph.graphs.models import WORLD_GRAPH_ID
+from exograph.graphs.selectors import MAX_EXPLORE_HOPS, graph_get_for_user, graph_list_for_user
 from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
 
 
@@ -117,3 +118,20 @@ def world_entity(request: HttpRequest, entity: str | None = None) -> HttpRespons
         return render(request, "graphs/world_entity.html", context, status=exc.status)
     context = {"form": WorldEntityForm(initial={"entity": entity}), "view": view, "evidence": evidence}
     return render(request, "graphs/world_entity.html", context)
+
+
+@login_required
+def explore(request: HttpRequest, graph_id: str = WORLD_GRAPH_ID) -> HttpResponse:
+    """The graph explorer page (the network is drawn by static/js/explorer.js from the explore API)."""
+    user = _user(request)
+    try:
+        graph = graph_get_for_user(user=user, graph_id=graph_id)
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    context = {
+        "graph": graph,
+        "graphs": graph_list_for_user(user=user, scope=None),
+        "entity": request.GET.get("entity", "")[:300],
+        "max_hops": range(1, MAX_EXPLORE_HOPS + 1),
+    }
+    return render(request, "graphs/explore.html", context)

@@ -102,7 +102,7 @@ def test_deleted_account_keeps_an_anonymous_ledger_and_leaves_nothing_in_the_wor
     assert done.status_code == 302 and done["Location"] == "/login/"
 
     assert not User.objects.filter(email="dora@example.com").exists()
-    assert client.get("/").status_code == 302  # logged out
+    assert client.get("/billing/").status_code == 302  # logged out ("/" is the public landing page)
     assert api.get("/api/v1/me/").status_code == 401 and not ApiKey.objects.filter(user_id=dora.pk).exists()
     assert not Graph.objects.filter(owner_id=dora.pk).exists()
     assert not Document.objects.filter(owner_id=dora.pk).exists()

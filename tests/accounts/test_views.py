@@ -34,7 +34,7 @@ def test_signup_rejects_weak_password_and_duplicate_email(alice):
 
 def test_login_logout_and_password_change(alice):
     client = Client()
-    assert client.get("/").status_code == 302  # login required
+    assert client.get("/billing/").status_code == 302  # login required ("/" is the public landing page)
     response = client.post("/login/", {"username": alice.email, "password": PASSWORD})
     assert response.status_code == 302
     assert client.get("/").status_code == 200
@@ -46,7 +46,7 @@ def test_login_logout_and_password_change(alice):
     alice.refresh_from_db()
     assert alice.check_password("another-long-pw-9")
     client.post("/logout/")
-    assert client.get("/").status_code == 302
+    assert client.get("/billing/").status_code == 302
 
 
 def test_api_keys_page_creates_shows_once_and_revokes(alice):

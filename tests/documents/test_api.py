@@ -435,7 +435,7 @@ def test_web_upload_page(client, alice, funded, django_capture_on_commit_callbac
 
     client.force_login(alice)
     page = client.get("/documents/")
-    assert page.status_code == 200 and b"/ws/documents/" in page.content
+    assert page.status_code == 200 and b"js/documents.js" in page.content  # live progress over /ws/events/
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             "/documents/", {"file": SimpleUploadedFile("d.docx", fixture_bytes(DOCX)), "graph_scope": "private"}

@@ -32,11 +32,11 @@ def _headers(user=None) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def _session(headers, sends):
+async def _session(headers, sends, path="/ws/documents/"):
     """A raw ASGI WebSocket session (channels.testing needs daphne, which is not installed)."""
     import json
 
-    scope = {"type": "websocket", "path": "/ws/documents/", "headers": headers, "subprotocols": [], "query_string": b""}
+    scope = {"type": "websocket", "path": path, "headers": headers, "subprotocols": [], "query_string": b""}
     communicator = ApplicationCommunicator(application, scope)
     await communicator.send_input({"type": "websocket.connect"})
     first = await communicator.receive_output(timeout=10)
@@ -69,5 +69,22 @@ def test_owner_receives_own_progress_only(alice, charlie):
 
 def test_anonymous_socket_is_refused():
     connected, code, _ = async_to_sync(_session)(_headers(None), [])
+    assert not connected
+    assert code == 4401
+
+
+@pytest.mark.parametrize("path", ["/ws/events/", "/ws/documents/"])
+def test_events_socket_carries_typed_document_events_to_their_owner_only(alice, charlie, path):
+    sends = [
+        (user_group(alice.pk), {"id": "a-doc", "status": "processing", "progress": 40}),
+        (user_group(charlie.pk), {"id": "c-doc", "status": "processing", "progress": 10}),
+    ]
+    connected, _, received = async_to_sync(_session)(_headers(alice), sends, path)
+    assert connected
+    assert [(m["type"], m["document"]["id"]) for m in received] == [("document.progress", "a-doc")]
+
+
+def test_anonymous_events_socket_is_refused():
+    connected, code, _ = async_to_sync(_session)(_headers(None), [], "/ws/events/")
     assert not connected
     assert code == 4401

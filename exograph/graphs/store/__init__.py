@@ -42,6 +42,7 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_document_names,
     store_entities,
     store_entity_chunks,
+    store_entity_degrees,
     store_entity_find,
     store_entity_key_hits,
     store_entity_passages,

@@ -357,3 +357,16 @@ def store_entity_chunks(
         {"ids": list(entity_ids), "n": per_entity},
     )
     return {r[0]: (list(r[1] or []), int(r[2] or 0)) for r in rows}
+
+
+def store_entity_degrees(store_name: str, ids: Sequence[str]) -> dict[str, int]:
+    """How many relations each entity has with other entities (the explorer's node size and "N more")."""
+    if not ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) OPTIONAL MATCH (e)-[r]-(o:Entity) WHERE o <> e "
+        "RETURN eid, count(r)",
+        {"ids": list(ids)},
+    )
+    return {r[0]: int(r[1] or 0) for r in rows}

@@ -1,0 +1,91 @@
+/* Documents page: drag-and-drop upload and live progress over the events socket (with REST catch-up). */
+(function () {
+  "use strict";
+  var STAGES = ["parse", "chunk", "embed", "extract", "write"];
+  var TERMINAL = ["processed", "failed", "cancelled"];
+
+  function init() {
+    var form = document.getElementById("upload-form");
+    var zone = document.getElementById("dropzone");
+    var input = document.getElementById("id_file");
+    var status = document.getElementById("upload-status");
+    if (zone && form && input) {
+      ["dragenter", "dragover"].forEach(function (name) {
+        zone.addEventListener(name, function (event) { event.preventDefault(); zone.classList.add("over"); });
+      });
+      ["dragleave", "drop"].forEach(function (name) {
+        zone.addEventListener(name, function (event) { event.preventDefault(); zone.classList.remove("over"); });
+      });
+      zone.addEventListener("drop", function (event) {
+        var files = Array.prototype.slice.call(event.dataTransfer.files || []);
+        if (!files.length) return;
+        uploadAll(form, files, status);
+      });
+    }
+    document.querySelectorAll("tr[data-id]").forEach(function (row) { render(row, readRow(row)); });
+    if (window.ExoGraph) {
+      window.ExoGraph.events.on("document.progress", function (event) { update(event.document); });
+      window.ExoGraph.events.onReconnect(catchUp);
+    }
+  }
+
+  // Several dropped files go one after another through the same form endpoint; then the page reloads
+  // to show the server's messages (charges, duplicates, errors).
+  function uploadAll(form, files, status) {
+    var index = 0;
+    var next = function () {
+      if (index >= files.length) { location.reload(); return; }
+      var file = files[index++];
+      if (status) status.textContent = "Uploading " + file.name + " (" + index + " of " + files.length + ")…";
+      var data = new FormData(form);
+      data.set("file", file, file.name);
+      fetch(form.action, { method: "POST", body: data, credentials: "same-origin" }).then(next, next);
+    };
+    next();
+  }
+
+  function readRow(row) {
+    return { id: row.getAttribute("data-id"), status: row.getAttribute("data-status"),
+             stage: row.getAttribute("data-stage"), progress: Number(row.getAttribute("data-progress") || 0) };
+  }
+
+  function update(doc) {
+    var row = document.querySelector('tr[data-id="' + doc.id + '"]');
+    if (!row) return;
+    var wasTerminal = TERMINAL.indexOf(row.getAttribute("data-status")) >= 0;
+    row.setAttribute("data-status", doc.status);
+    row.setAttribute("data-stage", doc.stage);
+    row.setAttribute("data-progress", doc.progress);
+    render(row, doc);
+    // The actions (cancel/retry) depend on the status: refresh the row's buttons from the server once it settles.
+    if (!wasTerminal && TERMINAL.indexOf(doc.status) >= 0) setTimeout(function () { location.reload(); }, 1200);
+  }
+
+  function render(row, doc) {
+    var badge = row.querySelector(".status .badge");
+    if (badge) { badge.textContent = doc.status; badge.className = "badge " + doc.status; }
+    var failure = row.querySelector(".failure");
+    if (failure && doc.failure) failure.textContent = doc.failure.reason || "";
+    var bar = row.querySelector("progress");
+    if (bar) { bar.value = doc.progress; bar.setAttribute("aria-valuetext", doc.progress + "% (" + doc.stage + ")"); }
+    var stage = row.querySelector(".stage");
+    if (stage) stage.textContent = doc.status === "processed" ? "done" : doc.stage;
+    var current = STAGES.indexOf(doc.stage);
+    row.querySelectorAll(".steps li").forEach(function (li, i) {
+      li.className = doc.status === "processed" || i < current ? "done" : (i === current && doc.status === "processing" ? "current" : "");
+    });
+  }
+
+  // After a dropped socket: ask REST for the documents that were still moving.
+  function catchUp() {
+    document.querySelectorAll("tr[data-id]").forEach(function (row) {
+      if (TERMINAL.indexOf(row.getAttribute("data-status")) >= 0) return;
+      fetch("/api/v1/documents/" + row.getAttribute("data-id") + "/", { credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (doc) { if (doc) update(doc); })
+        .catch(function () { /* the next reconnect tries again */ });
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

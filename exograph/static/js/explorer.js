@@ -1,0 +1,209 @@
+/* Graph explorer: cytoscape network fed by GET /api/v1/graphs/{id}/explore/ (bounded neighbourhoods). */
+(function () {
+  "use strict";
+  var form, input, hops, statusBox, cy, api;
+  var nodes = {};   // id -> node data from the API
+  var edges = {};   // key -> edge data
+  var hiddenTypes = {};
+  var selected = null;
+
+  function init() {
+    form = document.getElementById("explore-form");
+    if (!form || typeof cytoscape === "undefined") return;
+    input = document.getElementById("explore-entity");
+    hops = document.getElementById("explore-hops");
+    statusBox = document.getElementById("explore-status");
+    api = form.getAttribute("data-api");
+    document.getElementById("explore-graph").addEventListener("change", function (event) {
+      location.href = event.target.value + (input.value ? "?entity=" + encodeURIComponent(input.value) : "");
+    });
+    cy = cytoscape({
+      container: document.getElementById("cy"),
+      wheelSensitivity: 0.3,
+      minZoom: 0.2,
+      maxZoom: 3,
+      style: [
+        { selector: "node", style: {
+          "label": "data(label)", "font-size": 11, "color": "#1d2330", "text-valign": "bottom", "text-margin-y": 4,
+          "background-color": "#748ffc", "width": "data(size)", "height": "data(size)",
+          "text-wrap": "ellipsis", "text-max-width": 120, "border-width": 0 } },
+        { selector: "node[hop = 0]", style: { "background-color": "#3b5bdb" } },
+        { selector: "node[more > 0]", style: { "border-width": 2, "border-color": "#f59f00", "border-style": "dashed" } },
+        { selector: "node:selected", style: { "background-color": "#e8590c", "border-width": 3, "border-color": "#1d2330" } },
+        { selector: "edge", style: {
+          "label": "data(label)", "font-size": 9, "color": "#5b6478", "width": "data(width)", "line-color": "#adb5bd",
+          "target-arrow-color": "#adb5bd", "target-arrow-shape": "triangle", "curve-style": "bezier",
+          "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": 1 } },
+        { selector: ".filtered", style: { "display": "none" } }
+      ]
+    });
+    cy.on("tap", "node", function (event) { select(event.target.id(), true); });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      reset();
+      load(input.value.trim(), Number(hops.value), true);
+    });
+    document.getElementById("panel-expand").addEventListener("click", function () { if (selected) expand(selected); });
+    if (input.value.trim()) load(input.value.trim(), Number(hops.value), true);
+  }
+
+  function say(text) { statusBox.textContent = text; }
+
+  function reset() { cy.elements().remove(); nodes = {}; edges = {}; selected = null; }
+
+  function load(entity, hopCount, center) {
+    if (!entity) return Promise.resolve(null);
+    say("Loading " + entity + "…");
+    var url = api + "?entity=" + encodeURIComponent(entity) + "&hops=" + hopCount + "&limit=25";
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (result) {
+        if (!result.ok) {
+          var error = result.body.error || {};
+          say((error.message || "Something went wrong.") + " " + (error.hint || ""));
+          return null;
+        }
+        merge(result.body);
+        var data = result.body;
+        say(data.entity.name + ": " + data.nodes.length + " entities, " + data.edges.length + " relations shown.");
+        select(data.entity.id, false, data);
+        relayout(center ? data.entity.id : null);
+        return data;
+      })
+      .catch(function () { say("The graph store did not answer; try again in a moment."); return null; });
+  }
+
+  function expand(id) {
+    var node = nodes[id];
+    if (!node) return;
+    load(id, 1, false).then(function () { cy.$id(id).select(); });
+  }
+
+  function size(degree) { return Math.round(18 + Math.min(42, Math.sqrt(degree || 0) * 7)); }
+
+  function label(node) { return node.more > 0 ? node.name + "  +" + node.more : node.name; }
+
+  function merge(data) {
+    var added = [];
+    data.nodes.forEach(function (n) {
+      var known = nodes[n.id];
+      if (known) {
+        // Keep the smallest hop and the freshest expansion state.
+        n.hop = Math.min(known.hop, n.hop);
+        if (known.expanded && !n.expanded) { n.expanded = true; n.more = known.more; }
+      }
+      nodes[n.id] = n;
+      var attrs = { id: n.id, label: label(n), size: size(n.degree), hop: n.hop, more: n.more };
+      var element = cy.$id(n.id);
+      if (element.length) element.data(attrs); else added.push({ group: "nodes", data: attrs });
+    });
+    cy.add(added);
+    added = [];
+    data.edges.forEach(function (e) {
+      var key = e.source + "|" + e.type + "|" + e.target;
+      edges[key] = e;
+      if (!cy.getElementById(key).length) {
+        added.push({ group: "edges", data: { id: key, source: e.source, target: e.target, type: e.type,
+          label: e.type.replace(/_/g, " ") + " (" + e.strength + ")", width: Math.min(8, 1 + Math.log2(1 + e.strength)) } });
+      }
+    });
+    cy.add(added);
+    renderFilters();
+    applyFilters();
+  }
+
+  function relayout(centerId) {
+    var layout = cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true, padding: 30, randomize: false });
+    layout.run();
+    if (centerId) cy.center(cy.$id(centerId));
+  }
+
+  function renderFilters() {
+    var box = document.getElementById("type-filters");
+    var types = {};
+    Object.keys(edges).forEach(function (key) { types[edges[key].type] = (types[edges[key].type] || 0) + 1; });
+    box.textContent = "";
+    Object.keys(types).sort().forEach(function (type, i) {
+      var labelEl = document.createElement("label");
+      var box2 = document.createElement("input");
+      box2.type = "checkbox";
+      box2.checked = !hiddenTypes[type];
+      box2.id = "type-filter-" + i;
+      box2.addEventListener("change", function () { hiddenTypes[type] = !box2.checked; applyFilters(); });
+      labelEl.appendChild(box2);
+      labelEl.appendChild(document.createTextNode(type.replace(/_/g, " ") + " (" + types[type] + ")"));
+      box.appendChild(labelEl);
+    });
+  }
+
+  function applyFilters() {
+    cy.edges().forEach(function (edge) { edge.toggleClass("filtered", !!hiddenTypes[edge.data("type")]); });
+  }
+
+  function select(id, expandIt, data) {
+    selected = id;
+    var node = nodes[id];
+    if (!node) return;
+    cy.$(":selected").unselect();
+    cy.$id(id).select();
+    if (expandIt && !node.expanded) { expand(id); return; }
+    document.getElementById("panel-empty").classList.add("hidden");
+    document.getElementById("panel-body").classList.remove("hidden");
+    document.getElementById("panel-title").textContent = node.name;
+    document.getElementById("panel-type").textContent = node.type || "entity";
+    document.getElementById("panel-degree").textContent = node.degree + " relations" + (node.more ? ", " + node.more + " not shown" : "");
+    document.getElementById("panel-description").textContent = node.description || "";
+    document.getElementById("panel-expand").disabled = node.expanded && !node.more;
+    var list = document.getElementById("panel-neighbours");
+    list.textContent = "";
+    Object.keys(edges).forEach(function (key) {
+      var e = edges[key];
+      if (e.source !== id && e.target !== id) return;
+      var other = nodes[e.source === id ? e.target : e.source];
+      if (!other) return;
+      var li = document.createElement("li");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "link";
+      button.textContent = other.name;
+      button.addEventListener("click", function () { select(other.id, true); });
+      li.appendChild(document.createTextNode((e.source === id ? "→ " : "← ") + e.type.replace(/_/g, " ") + " (" + e.strength + ") "));
+      li.appendChild(button);
+      list.appendChild(li);
+    });
+    if (data && data.entity.id === id) { renderSources(data.sources); renderPassages(data.passages); }
+  }
+
+  function docLink(documentId, text) {
+    var a = document.createElement("a");
+    a.href = "/documents/#doc-" + encodeURIComponent(documentId);
+    a.textContent = text || documentId;
+    return a;
+  }
+
+  function renderSources(sources) {
+    var list = document.getElementById("panel-sources");
+    list.textContent = "";
+    if (!sources.length) { list.appendChild(document.createElement("li")).textContent = "No sources recorded."; return; }
+    sources.forEach(function (s) { list.appendChild(document.createElement("li")).appendChild(docLink(s.document_id, s.filename)); });
+  }
+
+  function renderPassages(passages) {
+    var list = document.getElementById("panel-passages");
+    list.textContent = "";
+    if (!passages.length) { list.appendChild(document.createElement("li")).textContent = "No passages recorded."; return; }
+    passages.forEach(function (p) {
+      var li = document.createElement("li");
+      var quote = document.createElement("q");
+      quote.textContent = p.text;
+      li.appendChild(quote);
+      li.appendChild(document.createElement("br"));
+      li.appendChild(docLink(p.document_id, p.filename + (p.page ? ", p. " + p.page : "")));
+      list.appendChild(li);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

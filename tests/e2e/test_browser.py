@@ -1,0 +1,220 @@
+"""The web UI in a real browser: Playwright driving Debian's Chromium against the real ASGI app (uvicorn).
+
+Flow: sign up -> verify the email (the link from the outbox) -> create an API key -> upload a PDF and watch
+its progress reach processed -> explore an entity and expand it -> buy a credit pack (fake Stripe + a signed
+webhook) and see the balance change. Every page: no console errors, no failed requests; a screenshot each.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from django.core import mail
+
+from exograph.accounts.models import User
+from exograph.graphs import store
+from exograph.graphs.models import Graph
+from tests.billing.conftest import FakeStripe, completed_session, event, sign
+from tests.documents.conftest import fixtures_dir
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-dev-shm-usage",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+PASSWORD = "a-long-browser-password-9"  # noqa: S105 (test account)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def live_server_url(settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The real ASGI app (HTTP + /ws/events/) served by uvicorn in a thread of this process (eager Celery)."""
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    settings.EXOGRAPH_PUBLIC_URL = base
+    from exograph.asgi import application
+
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise AssertionError("uvicorn did not start")
+        time.sleep(0.05)
+    yield base
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def stripe_on(settings) -> Iterator[FakeStripe]:  # type: ignore[no-untyped-def]
+    fake = FakeStripe()
+    settings.STRIPE_SECRET_KEY = "sk_test_fake"
+    settings.USE_STRIPE = True
+    settings.STRIPE_WEBHOOK_SECRET = "whsec_browser"  # noqa: S105
+    settings.STRIPE_API_BASE = fake.url
+    yield fake
+    fake.close()
+
+
+class PageWatch:
+    """Collects console errors and failed requests of a page, and saves a screenshot per step."""
+
+    def __init__(self, page, out: Path) -> None:  # type: ignore[no-untyped-def]
+        self.page, self.out, self.problems, self.shots = page, out, [], []
+        page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self._failed(r))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and "/static/" in r.url and self.problems.append(f"{r.status} {r.url}"),
+        )
+
+    def _failed(self, request) -> None:  # type: ignore[no-untyped-def]
+        # The real Stripe page is not reachable here (routed below); a navigation aborts requests still in flight
+        # (net::ERR_ABORTED): neither is a broken page. Missing files show up as 4xx responses instead.
+        if "checkout.stripe.com" not in request.url and "ERR_ABORTED" not in str(request.failure):
+            self.problems.append(f"failed request: {request.url} {request.failure}")
+
+    def shot(self, name: str) -> None:
+        path = self.out / f"{len(self.shots):02d}-{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        self.shots.append(path)
+        assert not self.problems, (name, self.problems)
+
+
+def _an_entity_with_relations(user: User) -> str:
+    for graph in Graph.objects.filter(owner=user):
+        rows = store.ro_query(
+            graph.store_name,
+            "MATCH (e:Entity)-[r]-(:Entity) WITH e, count(r) AS n RETURN e.name ORDER BY n DESC, e.name LIMIT 1",
+        )
+        if rows:
+            return str(rows[0][0])
+    raise AssertionError("the upload produced no related entities")
+
+
+@pytest.mark.parametrize("width", [1280])
+def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, stripe_on, tmp_path, width) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect, sync_playwright
+
+    base = live_server_url
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            # Eager Celery runs the whole ingest inside the upload request, on a shared 2-core machine.
+            page.set_default_timeout(180_000)
+            watch = PageWatch(page, tmp_path)
+
+            page.goto(base + "/")
+            expect(page.get_by_role("heading", level=1)).to_contain_text("knowledge graph")
+            watch.shot("landing")
+
+            page.goto(base + "/signup/")
+            page.get_by_label("Email").fill("erin@example.com")
+            page.get_by_label("Password", exact=True).fill(PASSWORD)
+            page.get_by_label("Confirm password").fill(PASSWORD)
+            page.get_by_role("button", name=re.compile("Sign up|Create", re.I)).click()
+            expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+            watch.shot("dashboard-new")
+
+            link = next(m for m in re.findall(r"https?://\S+/account/verify/\S+/", mail.outbox[-1].body))
+            page.goto(base + link[link.index("/account/verify/") :])
+            expect(page.locator("#dashboard-balance")).not_to_contain_text(re.compile(r"^0 "))
+            erin = User.objects.get(email="erin@example.com")
+
+            page.goto(base + "/account/keys/")
+            page.get_by_label("Name").fill("laptop")
+            page.get_by_role("button", name="Create key").click()
+            expect(page.locator("#new-key")).to_contain_text("exo_")
+            watch.shot("api-key")
+
+            page.goto(base + "/documents/")
+            page.set_input_files("#id_file", str(fixtures_dir() / "pdf" / "pm_naacl06-shinyama.pdf"))
+            page.get_by_role("button", name="Upload", exact=True).click()
+            row = page.locator("#documents tbody tr[data-id]").first
+            expect(row.locator(".badge")).to_have_text("processed", timeout=120_000)
+            expect(row.locator("progress")).to_have_attribute("value", "100")
+            watch.shot("documents")
+
+            entity = _an_entity_with_relations(erin)
+            page.goto(base + "/graphs/")
+            watch.shot("graphs")
+            page.locator("table").get_by_role("link", name="Explore", exact=True).first.click()
+            page.get_by_label("Entity").fill(entity)
+            page.get_by_label("Entity").press("Enter")
+            expect(page.locator("#panel-title")).to_have_text(entity, timeout=30_000)
+            expect(page.locator("#panel-sources li").first).to_be_visible()
+            before = page.evaluate("document.querySelectorAll('#panel-neighbours li').length")
+            assert before >= 1
+            page.locator("#panel-neighbours button").first.click()
+            expect(page.locator("#explore-status")).not_to_contain_text("Loading", timeout=30_000)
+            watch.shot("explorer")
+
+            page.goto(base + "/billing/")
+            balance = int(page.locator("#balance").inner_text())
+            # The real Stripe Checkout page is not reachable: let our server answer, keep its redirect target
+            # (Playwright does not route a redirect's next hop), and show a stand-in page.
+            redirects: list[str] = []
+
+            def to_stripe(route) -> None:  # type: ignore[no-untyped-def]
+                response = route.fetch(max_redirects=0)
+                redirects.append(response.headers.get("location", ""))
+                route.fulfill(status=200, content_type="text/html", body="<p>Stripe Checkout stand-in</p>")
+
+            page.route("**/billing/checkout/", to_stripe)
+            page.locator("#buy-pack_500").click()
+            expect(page.locator("p")).to_have_text("Stripe Checkout stand-in")
+            assert redirects and redirects[0].startswith("https://checkout.stripe.com/"), redirects
+            session_id = redirects[0].rsplit("/", 1)[-1]
+            payload = event("checkout.session.completed", completed_session(session_id, user=erin))
+            delivered = httpx.post(
+                base + "/api/v1/billing/webhooks/stripe/",
+                content=payload,
+                headers={"Stripe-Signature": sign(payload, secret="whsec_browser"), "Content-Type": "application/json"},  # noqa: S106
+            )
+            assert delivered.status_code == 200, delivered.text
+            page.goto(base + "/billing/?checkout=success")
+            expect(page.locator("#balance")).to_have_text(str(balance + 500))
+            watch.shot("billing")
+
+            for path in ["/", "/graphs/search/", "/graphs/world/", "/mcp-setup/"]:
+                page.goto(base + path)
+                watch.shot(path.strip("/").replace("/", "-") or "dashboard")
+            page.set_viewport_size({"width": 360, "height": 780})
+            for path in ["/", "/documents/", "/billing/"]:
+                page.goto(base + path)
+                watch.shot("phone-" + (path.strip("/") or "dashboard"))
+                wide = page.evaluate(
+                    "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 361"
+                    " && !e.closest('.table-wrap, .menu')).map(e => e.tagName + '.' + e.className).slice(0, 5)"
+                )
+                assert page.evaluate("document.documentElement.scrollWidth") <= 360, (path, wide)
+        finally:
+            browser.close()
+    print("screenshots:", *watch.shots, sep="\n  ")
