@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
+.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing bench-retrieval clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-ingest: $(STAMP)
 
 bench-billing: $(STAMP)
 	$(PY) bench/billing.py
+
+bench-retrieval: $(STAMP)
+	$(PY) bench/retrieval.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

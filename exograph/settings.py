@@ -375,6 +375,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Upload limits. Everything here is checked before anything is charged.
 DOCUMENTS_MAX_BYTES = env_int("DOCUMENTS_MAX_BYTES", default=50 * 1024 * 1024, minimum=1)
 DOCUMENTS_MAX_PAGES = env_int("DOCUMENTS_MAX_PAGES", default=2000, minimum=1)
+# Text/Markdown documents: one billing unit ("page") per this many characters (5 + 1 per 3,000 by default),
+# and at most this many characters (2,000,000 ≈ 667 units; larger texts are refused, 413, before charging).
+DOCUMENTS_TEXT_CHARS_PER_UNIT = env_int("DOCUMENTS_TEXT_CHARS_PER_UNIT", default=3000, minimum=1)
+DOCUMENTS_TEXT_MAX_CHARS = env_int("DOCUMENTS_TEXT_MAX_CHARS", default=2_000_000, minimum=1)
 # Request bodies, refused at the ASGI edge (exograph.core.middleware) before they are read: uploads may
 # carry a file of DOCUMENTS_MAX_BYTES as base64 (4/3) plus the JSON or multipart around it; every other
 # endpoint takes small JSON bodies. Keys are URL names; others get REQUEST_MAX_BODY_BYTES.

@@ -35,6 +35,7 @@ from exograph.documents.services import (
     document_delete,
     document_retry,
     document_upload_prepare,
+    text_upload_build,
 )
 from exograph.documents.validation import (
     UploadedFile,
@@ -72,21 +73,33 @@ def _free_quote(meter: Meter, extra: dict[str, Any]) -> Response:
 
 
 def _upload_from(data: dict[str, Any]) -> UploadedFile:
-    """Exactly one of: multipart `file`; `file_content_base64` + `filename`; `file_path`."""
-    given = [name for name in ("file", "file_content_base64", "file_path") if data.get(name) not in (None, "")]
-    hint = "Send multipart 'file', or JSON {file_content_base64, filename}, or JSON {file_path}."
+    """Exactly one of: multipart `file`; `file_content_base64` + `filename`; `file_path`; `text` + `title`."""
+    given = [name for name in ("file", "file_content_base64", "file_path", "text") if data.get(name) is not None]
+    given = [name for name in given if name == "text" or data.get(name) != ""]
+    hint = "Send multipart 'file', or JSON {file_content_base64, filename}, or JSON {file_path}, or JSON {text, title}."
     if len(given) != 1:
         raise ValidationError(
-            "Send exactly one of file, file_content_base64 or file_path"
+            "Send exactly one of file, file_content_base64, file_path or text"
             + (f"; got {', '.join(given)}." if given else "; got none."),
             code="invalid_upload",
             hint=hint,
+        )
+    provenance = {"title": data.get("title") or "", "source_url": data.get("source_url") or ""}
+    if given[0] == "text":
+        if len(data["text"]) > settings.DOCUMENTS_TEXT_MAX_CHARS:
+            raise PayloadTooLarge(
+                f"The text has {len(data['text'])} characters; the limit is {settings.DOCUMENTS_TEXT_MAX_CHARS}.",
+                code="text_too_large",
+                hint="Split the text into smaller documents and upload them separately.",
+            )
+        return text_upload_build(
+            markdown=data.get("text_format", "markdown") == "markdown", text=data["text"], **provenance
         )
     if given[0] == "file":
         upload = data["file"]
         size_check(int(upload.size or 0))
         content = upload.read(settings.DOCUMENTS_MAX_BYTES + 1)
-        return upload_validate(filename=data.get("filename") or upload.name, data=content)
+        return upload_validate(filename=data.get("filename") or upload.name, data=content, **provenance)
     if given[0] == "file_content_base64":
         encoded: str = data["file_content_base64"]
         if len(encoded) * 3 // 4 > settings.DOCUMENTS_MAX_BYTES + 8:
@@ -101,7 +114,7 @@ def _upload_from(data: dict[str, Any]) -> UploadedFile:
                 code="invalid_filename",
                 hint='Add the file\'s name, e.g. {"filename": "report.pdf"}.',
             )
-        return upload_validate(filename=data["filename"], data=content_decode_base64(encoded))
+        return upload_validate(filename=data["filename"], data=content_decode_base64(encoded), **provenance)
     path = upload_path_resolve(data["file_path"])
     return upload_validate(filename=data.get("filename") or path.name, data=upload_path_read(path))
 
@@ -117,7 +130,9 @@ class _UploadOptionsInSerializer(serializers.Serializer):
 
 
 class UploadMultipartInSerializer(_UploadOptionsInSerializer):
-    file = serializers.FileField(help_text="The PDF or DOCX.")
+    file = serializers.FileField(help_text="The PDF, DOCX, .txt or .md file.")
+    title = serializers.CharField(required=False, max_length=500, help_text="A display title (text files).")
+    source_url = serializers.URLField(required=False, max_length=2000, help_text="Where it was read from.")
     filename = serializers.CharField(required=False, max_length=4096, help_text="Default: the part's file name.")
 
 
@@ -138,9 +153,18 @@ class UploadPathInSerializer(_UploadOptionsInSerializer):
     filename = serializers.CharField(required=False, max_length=4096, help_text="Default: the path's file name.")
 
 
+class UploadTextInSerializer(_UploadOptionsInSerializer):
+    text = serializers.CharField(help_text="A plain-text or Markdown document (UTF-8), instead of a file.")
+    title = serializers.CharField(max_length=500, help_text="Its title: shown, cited, and made an entity.")
+    source_url = serializers.URLField(required=False, max_length=2000, help_text="Where it was read from.")
+    text_format = serializers.ChoiceField(
+        choices=["markdown", "plain"], required=False, help_text="markdown (default: # headings are sections) or plain."
+    )
+
+
 UPLOAD_JSON = PolymorphicProxySerializer(
     component_name="DocumentUploadJson",
-    serializers=[UploadBase64InSerializer, UploadPathInSerializer],
+    serializers=[UploadBase64InSerializer, UploadPathInSerializer, UploadTextInSerializer],
     resource_type_field_name=None,
     many=False,
 )
@@ -165,6 +189,21 @@ class DocumentListCreateApi(APIView):
         file_content_base64 = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
         filename = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
         file_path = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
+        text = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            help_text="A plain-text or Markdown document sent as JSON (with title); instead of a file.",
+        )
+        text_format = serializers.ChoiceField(
+            choices=["markdown", "plain"], required=False, help_text="How to read text (default markdown)."
+        )
+        title = serializers.CharField(
+            required=False, allow_blank=True, max_length=4096, help_text="Display title (required with text)."
+        )
+        source_url = serializers.CharField(
+            required=False, allow_blank=True, max_length=4096, help_text="Where the text was read from (http/https)."
+        )
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
         # dry_run (query or body, a JSON boolean too) is read by Meter.from_request (parse_dry_run).
@@ -202,21 +241,27 @@ class DocumentListCreateApi(APIView):
                 415,
                 422,
                 e403="file_path uploads are disabled on this server, or the path is outside the upload root.",
-                e415="Not a PDF or DOCX (the type is read from the content), or a body that is not JSON or multipart.",
+                e415="Not a PDF, DOCX, text or Markdown file (the type is read from the content), or a body that is not JSON or multipart.",
                 e404="No graph with this graph_id in your account.",
                 e409="The file is already in the graph as a failed or cancelled document (`document_id`), "
                 "or a request with this Idempotency-Key is still running.",
             ),
         },
-        summary="upload_document: PDF or DOCX; 5 credits + 1 per page",
+        summary="upload_document: PDF, DOCX, text or Markdown; 5 credits + 1 per page (text: per 3,000 characters)",
         description=(
-            "Send exactly one of: multipart `file`; JSON `file_content_base64` with `filename`; JSON `file_path`. "
+            "Send exactly one of: multipart `file`; JSON `file_content_base64` with `filename`; JSON `file_path`; "
+            "JSON `text` with `title` (and optionally `source_url`). "
             "Idempotency-Key and dry_run=true are supported. "
             "Costs 5 credits + 1 per page. A PDF's pages are its page count (at most DOCUMENTS_MAX_PAGES, "
             "2,000 by default; a larger file is refused before it is read, for free). A DOCX's pages are the "
             "larger of the count its docProps/app.xml declares and an estimate from its text: one page per "
             "500 words or 3,000 characters, whichever gives more (`pages_estimated` is true when the estimate "
-            "decided). dry_run=true quotes the same number without charging."
+            "decided). Plain text (.txt) and Markdown (.md) files, or a JSON body {text, title, source_url?}, "
+            "cost 5 credits + 1 per 3,000 characters (DOCUMENTS_TEXT_CHARS_PER_UNIT), at least 1; they must be "
+            "UTF-8 (a BOM is dropped; other encodings and binary bytes are refused, 400) and at most "
+            "DOCUMENTS_TEXT_MAX_CHARS characters (2,000,000 by default; larger is refused, 413, for free). Their "
+            "`pages` are those billing units. Markdown headings become the chunks' section headings, and the "
+            "title becomes an entity of the graph. dry_run=true quotes the same number without charging."
         ),
     )
     def post(self, request: Request) -> Response:

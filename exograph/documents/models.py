@@ -14,6 +14,21 @@ from exograph.core.models import TimeStampedModel
 class DocumentType(models.TextChoices):
     PDF = "pdf", "PDF"
     DOCX = "docx", "DOCX"
+    TEXT = "text", "Plain text"
+    MARKDOWN = "markdown", "Markdown"
+
+
+# Text documents have no sandboxed parse: they are decoded and split in-process.
+TEXT_TYPES = (DocumentType.TEXT, DocumentType.MARKDOWN)
+
+
+class SourceType(models.TextChoices):
+    """Where a document came from: an upload, or (for text documents) what research read."""
+
+    UPLOAD = "upload", "Upload"
+    ARTICLE = "article", "Article"
+    PAPER = "paper", "Paper"
+    LOCAL = "local", "Local file"
 
 
 class DocumentStatus(models.TextChoices):
@@ -39,7 +54,7 @@ ACTIVE_STATUSES = (DocumentStatus.PENDING, DocumentStatus.PROCESSING)
 
 
 class Document(TimeStampedModel):
-    """An uploaded PDF/DOCX and its progress through the ingest pipeline."""
+    """An uploaded PDF/DOCX or text/Markdown document and its progress through the ingest pipeline."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="documents")
@@ -68,6 +83,12 @@ class Document(TimeStampedModel):
     deleted_at = models.DateTimeField(null=True, blank=True)
     # What the owner should know about how it was processed (e.g. the LLM extractor fell back): {"code", "message"}.
     warnings = models.JSONField(default=list, blank=True)
+    # Provenance, so an answer can cite it: a display title (text documents; else blank), the URL it was read
+    # from, what kind of source it is, and its publication date when known.
+    title = models.CharField(max_length=500, blank=True, default="")
+    source_url = models.URLField(max_length=2000, blank=True, default="")
+    source_type = models.CharField(max_length=16, choices=SourceType.choices, default=SourceType.UPLOAD)
+    published = models.DateField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import signal
 import subprocess
 import sys
@@ -93,6 +94,37 @@ def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) 
             hint=str(answer.get("hint") or ""),
         )
     return answer
+
+
+_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+
+
+def text_blocks(*, text: str, markdown: bool) -> list[Block]:
+    """Blocks of a text document, in-process (no sandbox): one per paragraph; Markdown ATX headings
+    (`#` … `######`) become the heading path ("A › B") of the paragraphs below them, as DOCX headings do."""
+    blocks: list[Block] = []
+    headings: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        body = " ".join(" ".join(paragraph).split())
+        if body:
+            blocks.append(Block(text=body, page=None, heading=" › ".join(headings)))
+        paragraph.clear()
+
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        match = _MD_HEADING.match(line) if markdown else None
+        if match:
+            flush()
+            level, title = len(match.group(1)), " ".join(match.group(2).split())
+            headings = [*headings[: level - 1], title]
+            blocks.append(Block(text=title, page=None, heading=" › ".join(headings), level=level, kind="heading"))
+        elif line.strip():
+            paragraph.append(line)
+        else:
+            flush()
+    flush()
+    return blocks
 
 
 def document_inspect(*, data: bytes, content_type: DocumentType) -> ParseResult:

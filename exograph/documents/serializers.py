@@ -36,7 +36,7 @@ class DocumentListItemOutSerializer(serializers.Serializer):
 
     id = serializers.UUIDField()
     filename = serializers.CharField()
-    title = serializers.CharField(source="filename")
+    title = serializers.SerializerMethodField(help_text="The text document's title, else the file name.")
     pages = serializers.IntegerField()
     created = serializers.DateTimeField()
     scope = serializers.ChoiceField(choices=["world", "private"], source="graph.scope")
@@ -48,12 +48,19 @@ class DocumentListItemOutSerializer(serializers.Serializer):
     graph_id = serializers.CharField()
 
     @extend_schema_field(OpenApiTypes.STR)
+    def get_title(self, document: Document) -> str:
+        return document.title or document.filename
+
+    @extend_schema_field(OpenApiTypes.STR)
     def get_status(self, document: Document) -> str:
         return str(self.context.get("status") or document.status)
 
 
 class DocumentOutSerializer(DocumentListItemOutSerializer):
-    content_type = serializers.ChoiceField(choices=["pdf", "docx"])
+    content_type = serializers.ChoiceField(choices=["pdf", "docx", "text", "markdown"])
+    source_url = serializers.CharField(help_text="Where a text document was read from ('' if unknown).")
+    source_type = serializers.CharField(help_text="upload, article, paper or local.")
+    published = serializers.DateField(allow_null=True)
     size = serializers.IntegerField()
     pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
     stage = serializers.CharField()

@@ -23,7 +23,16 @@ from django.conf import settings
 from exograph.core.errors import PayloadTooLarge, PermissionDenied, UnsupportedMediaType, ValidationError
 from exograph.documents.models import DocumentType
 
-EXTENSIONS = {".pdf": DocumentType.PDF, ".docx": DocumentType.DOCX}
+EXTENSIONS = {
+    ".pdf": DocumentType.PDF,
+    ".docx": DocumentType.DOCX,
+    ".txt": DocumentType.TEXT,
+    ".md": DocumentType.MARKDOWN,
+    ".markdown": DocumentType.MARKDOWN,
+}
+UTF8_BOM = b"\xef\xbb\xbf"
+# Control characters a text file never holds (NUL and friends; tab, LF, CR, FF are fine).
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 PDF_MAGIC = b"%PDF-"
 ZIP_MAGIC = b"PK\x03\x04"
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -38,6 +47,9 @@ class UploadedFile:
     filename: str
     data: bytes
     content_type: DocumentType
+    # Provenance (text documents): the display title and where it was read from.
+    title: str = ""
+    source_url: str = ""
 
 
 def filename_clean(raw: str | None) -> str:
@@ -62,9 +74,9 @@ def filename_clean(raw: str | None) -> str:
     suffix = Path(name).suffix.lower()
     if suffix not in EXTENSIONS or Path(name).stem.strip(" .") == "":
         raise ValidationError(
-            f"filename must end in .pdf or .docx; got {name[:80]!r}.",
+            f"filename must end in .pdf, .docx, .txt or .md; got {name[:80]!r}.",
             code="unsupported_extension",
-            hint="Upload a PDF (.pdf) or Word (.docx) file; convert other formats first.",
+            hint="Upload a PDF (.pdf), Word (.docx), plain-text (.txt) or Markdown (.md) file; convert other formats first.",
         )
     return name
 
@@ -177,6 +189,9 @@ def upload_path_read(path: Path) -> bytes:
 def file_type_detect(data: bytes, filename: str) -> DocumentType:
     """The type decided by the bytes; it must agree with the extension."""
     by_extension = EXTENSIONS[Path(filename).suffix.lower()]
+    if by_extension in (DocumentType.TEXT, DocumentType.MARKDOWN):
+        text_decode(data)
+        return by_extension
     head = data[:1024]
     if head.lstrip(b"\x00\t\r\n ").startswith(PDF_MAGIC) or PDF_MAGIC in head:
         by_bytes: DocumentType | None = DocumentType.PDF
@@ -205,6 +220,49 @@ def file_type_detect(data: bytes, filename: str) -> DocumentType:
             hint=f"Rename the file to end in .{by_bytes.value}, or upload the right file.",
         )
     return by_bytes
+
+
+def text_decode(data: bytes) -> str:
+    """The text of a .txt/.md upload: UTF-8 (a BOM is dropped), no binary bytes. Raises ValidationError (400)."""
+    head = data[:1024]
+    if head.startswith((PDF_MAGIC, ZIP_MAGIC, OLE2_MAGIC)) or _BINARY_BYTES.search(data):
+        raise ValidationError(
+            "The file is labelled as text but holds binary bytes (NUL or other control characters).",
+            code="binary_text_file",
+            hint="Upload the original PDF or DOCX under its own extension, or save the text as UTF-8 plain text.",
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValidationError(
+            "The text file is UTF-16 encoded; text documents must be UTF-8.",
+            code="invalid_text_encoding",
+            hint="Save the file as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8 in.txt > out.txt`) and upload again.",
+        )
+    try:
+        text = data.removeprefix(UTF8_BOM).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"The text file is not valid UTF-8 (invalid byte at position {exc.start}).",
+            code="invalid_text_encoding",
+            hint="Save the file as UTF-8 (e.g. `iconv -f latin1 -t UTF-8 in.txt > out.txt`) and upload again.",
+        ) from exc
+    if not text.strip():
+        raise ValidationError(
+            "The text is empty (only whitespace).", code="empty_text", hint="Send a document with some text in it."
+        )
+    limit = settings.DOCUMENTS_TEXT_MAX_CHARS
+    if len(text) > limit:
+        raise PayloadTooLarge(
+            f"The text has {len(text)} characters; the limit is {limit}.",
+            code="text_too_large",
+            hint="Split the text into smaller documents and upload them separately.",
+        )
+    return text
+
+
+def text_units(text: str) -> int:
+    """Billing units of a text document: one per DOCUMENTS_TEXT_CHARS_PER_UNIT characters (at least one)."""
+    per_unit = settings.DOCUMENTS_TEXT_CHARS_PER_UNIT
+    return max(1, -(-len(text) // per_unit))
 
 
 def _corrupt_docx(detail: str) -> ValidationError:
@@ -295,11 +353,56 @@ def _xml_part_scan(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
         raise _corrupt_docx(f"{info.filename[:80]} cannot be unpacked ({exc})") from exc
 
 
-def upload_validate(*, filename: str | None, data: bytes) -> UploadedFile:
-    """Validate an upload's name, size, type and (for DOCX) zip structure; raises 4xx errors."""
+def upload_validate(*, filename: str | None, data: bytes, title: str = "", source_url: str = "") -> UploadedFile:
+    """Validate an upload's name, size, type, (DOCX) zip structure, (text) encoding and provenance; raises 4xx."""
     name = filename_clean(filename)
     size_check(len(data))
     content_type = file_type_detect(data, name)
     if content_type == DocumentType.DOCX:
         docx_precheck(data)
-    return UploadedFile(filename=name, data=data, content_type=content_type)
+    return UploadedFile(
+        filename=name,
+        data=data,
+        content_type=content_type,
+        title=title_clean(title),
+        source_url=source_url_clean(source_url),
+    )
+
+
+def title_clean(raw: str | None) -> str:
+    """A one-line display title (whitespace collapsed, control characters dropped), at most 500 characters."""
+    text = "".join(ch for ch in (raw or "") if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") or ch in "\t\n")
+    title = " ".join(unicodedata.normalize("NFC", text).split())
+    if len(title) > 500:
+        raise ValidationError(
+            f"title is {len(title)} characters long; the limit is 500.", code="invalid_title", hint="Shorten the title."
+        )
+    return title
+
+
+def source_url_clean(raw: str | None) -> str:
+    """An http(s) URL of at most 2,000 characters, or ''. Raises ValidationError naming the fix."""
+    url = (raw or "").strip()
+    if not url:
+        return ""
+    from django.core.validators import URLValidator
+
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except Exception as exc:
+        raise ValidationError(
+            "source_url is not a valid http(s) URL.",
+            code="invalid_source_url",
+            hint="Send the full address, e.g. https://example.org/article, or leave source_url out.",
+        ) from exc
+    if len(url) > 2000:
+        raise ValidationError(
+            "source_url is longer than 2,000 characters.", code="invalid_source_url", hint="Send a shorter URL."
+        )
+    return url
+
+
+def text_filename(title: str, content_type: DocumentType) -> str:
+    """A safe file name for a text document sent as a JSON body: its title, slugged, with .md or .txt."""
+    stem = re.sub(r"[^\w.-]+", "-", title, flags=re.UNICODE).strip("-.")[:120] or "text"
+    return stem + (".md" if content_type == DocumentType.MARKDOWN else ".txt")

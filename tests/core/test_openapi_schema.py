@@ -92,7 +92,11 @@ def test_upload_documents_each_mode_with_its_required_fields(schema):
     assert multipart["required"] == ["file"]
     assert multipart["properties"]["file"]["format"] == "binary"
     modes = [_resolve(schema, s) for s in _resolve(schema, content["application/json"]["schema"])["oneOf"]]
-    assert sorted(sorted(mode["required"]) for mode in modes) == [["file_content_base64", "filename"], ["file_path"]]
+    assert sorted(sorted(mode["required"]) for mode in modes) == [
+        ["file_content_base64", "filename"],
+        ["file_path"],
+        ["text", "title"],
+    ]
 
 
 def test_graph_rename_documents_name_as_required(schema):

@@ -37,7 +37,7 @@ def test_filename_clean_accepts_plain_names(name):
         ("", "invalid_filename"),
         ("   ", "invalid_filename"),
         ("x" * 300 + ".pdf", "invalid_filename"),
-        ("report.txt", "unsupported_extension"),
+        ("report.rtf", "unsupported_extension"),
         ("report", "unsupported_extension"),
         (".pdf", "unsupported_extension"),
     ],

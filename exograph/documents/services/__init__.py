@@ -32,6 +32,7 @@ from exograph.documents.services.state import (
     UPLOAD_ACTION,
     Charger,
 )
+from exograph.documents.services.text import document_text_ingest, text_upload_build
 from exograph.documents.services.upload import (
     PreparedUpload,
     document_charge_direct,
@@ -57,5 +58,7 @@ __all__ = [
     "document_stage_embed",
     "document_stage_index",
     "document_stage_parse",
+    "document_text_ingest",
     "document_upload_prepare",
+    "text_upload_build",
 ]

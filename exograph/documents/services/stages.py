@@ -15,7 +15,9 @@ from exograph.core.errors import Conflict, ExoGraphError, TransientError
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
+from exograph.documents.extraction.types import Entity, Extraction, Mention
 from exograph.documents.models import (
+    TEXT_TYPES,
     Document,
     DocumentBlob,
     DocumentChunk,
@@ -23,7 +25,7 @@ from exograph.documents.models import (
     DocumentStatus,
     DocumentType,
 )
-from exograph.documents.parsing import document_text_extract
+from exograph.documents.parsing import ParseResult, document_text_extract, text_blocks
 from exograph.documents.services.state import (
     STAGE_PROGRESS,
     _cleanup,
@@ -31,6 +33,7 @@ from exograph.documents.services.state import (
     _progress,
     _running,
 )
+from exograph.documents.validation import text_decode
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +87,25 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, la
     return True
 
 
+def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str]) -> None:
+    """Make a titled document's title an entity mentioned by every one of its chunks (HippoRAG-style: a
+    passage about "X" links to X, so other passages naming X reach it). Reuses the type of a same-named
+    extracted entity so both merge into one node; else CONCEPT. Mutates extraction; no I/O."""
+    from exograph.graphs.types import normalize_name
+
+    key = normalize_name(title)
+    if not key:
+        return
+    same = next((e for e in extraction.entities if normalize_name(e.name) == key), None)
+    if same is None:
+        same = Entity(name=title, type="CONCEPT", description=f"The subject of the document titled {title[:200]}.")
+        extraction.entities.append(same)
+    mentioned = {(m.chunk_id, normalize_name(m.name), m.type) for m in extraction.mentions}
+    for chunk_id in chunk_ids:
+        if (chunk_id, key, same.type) not in mentioned:
+            extraction.mentions.append(Mention(chunk_id=chunk_id, name=same.name, type=same.type))
+
+
 # --- stages -------------------------------------------------------------------------------------
 
 
@@ -94,9 +116,15 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool
         blob = DocumentBlob.objects.filter(document=document).first()
         if blob is None:
             raise Conflict("The uploaded file is no longer stored.", hint="Upload the file again.")
-        parsed = document_text_extract(
-            data=bytes(blob.data), content_type=DocumentType(document.content_type), pages=document.pages
-        )
+        content_type = DocumentType(document.content_type)
+        if content_type in TEXT_TYPES:
+            parsed = ParseResult(
+                pages=document.pages,
+                pages_estimated=False,
+                blocks=text_blocks(text=text_decode(bytes(blob.data)), markdown=content_type == DocumentType.MARKDOWN),
+            )
+        else:
+            parsed = document_text_extract(data=bytes(blob.data), content_type=content_type, pages=document.pages)
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.PARSE])
         chunks = chunk_blocks(
             document_id=str(document.id),
@@ -172,6 +200,7 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool
         _progress(document, stage=DocumentStage.WRITE, progress=STAGE_PROGRESS[DocumentStage.EXTRACT])
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
             return
+        _title_entity_add(extraction, title=document.title, chunk_ids=[r.id for r in rows])
         graph_document_write(
             graph=document.graph,
             document_id=str(document.id),

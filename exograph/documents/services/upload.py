@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from datetime import date
 
 from django.db import IntegrityError, transaction
 
@@ -12,10 +13,12 @@ from exograph.accounts.models import User
 from exograph.core.errors import Conflict
 from exograph.core.scope import Scope
 from exograph.documents.models import (
+    TEXT_TYPES,
     Document,
     DocumentBlob,
     DocumentStatus,
     DocumentType,
+    SourceType,
 )
 from exograph.documents.parsing import ParseResult, document_inspect
 from exograph.documents.services.state import (
@@ -24,7 +27,7 @@ from exograph.documents.services.state import (
     _pipeline_start,
     _price,
 )
-from exograph.documents.validation import UploadedFile
+from exograph.documents.validation import UploadedFile, text_decode, text_units
 from exograph.graphs.models import Graph, GraphKind
 
 logger = logging.getLogger(__name__)
@@ -74,13 +77,23 @@ def document_upload_prepare(
         )
     if existing is not None:
         inspection = ParseResult(pages=existing.pages, pages_estimated=existing.pages_estimated)
+    elif upload.content_type in TEXT_TYPES:
+        # No sandbox for text: validation decoded it; units are characters / DOCUMENTS_TEXT_CHARS_PER_UNIT.
+        inspection = ParseResult(pages=text_units(text_decode(upload.data)), pages_estimated=False)
     else:
         inspection = document_inspect(data=upload.data, content_type=DocumentType(upload.content_type))
     return PreparedUpload(upload=upload, graph=graph, sha256=sha256, inspection=inspection, existing=existing)
 
 
-def document_create(*, actor: User, prepared: PreparedUpload, charge: Charger) -> tuple[Document, bool]:
-    """Create the document, charge 5 + 1/page through `charge`, and queue the pipeline on commit.
+def document_create(
+    *,
+    actor: User,
+    prepared: PreparedUpload,
+    charge: Charger,
+    source_type: str = SourceType.UPLOAD,
+    published: date | None = None,
+) -> tuple[Document, bool]:
+    """Create the document, charge 5 + 1/page (text: 1 per 3,000 characters) through `charge`, queue the pipeline on commit.
 
     Returns (document, created); created is False when the same file is already in the graph
     (then nothing is charged). Raises InsufficientCredits (402) with nothing written."""
@@ -98,6 +111,10 @@ def document_create(*, actor: User, prepared: PreparedUpload, charge: Charger) -
                 content_type=upload.content_type,
                 pages=prepared.inspection.pages,
                 pages_estimated=prepared.inspection.pages_estimated,
+                title=upload.title,
+                source_url=upload.source_url,
+                source_type=source_type,
+                published=published,
             )
             DocumentBlob.objects.create(document=document, data=upload.data)
             charge_key = charge(prepared.inspection.pages, f"document {document.id} ({upload.filename[:80]})")

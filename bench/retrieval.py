@@ -1,0 +1,392 @@
+"""`make bench-retrieval`: multi-hop passage recall of every retrieval mode on the eval corpora (a benchmark).
+
+For each dataset under --data (default ../shared/eval beside the clone; read its README):
+  * 2wikimultihopqa: the 6,119-passage corpus as given (`*_corpus.json`), questions `2wiki_dev_*.json`,
+    gold = the titles in `supporting_facts`;
+  * hotpotqa: `ircot_hotpotqa_dev_*.jsonl`, every question's contexts pooled by (title, text), gold =
+    `is_supporting` contexts;
+  * musique: `musique_dev_*.json`, paragraphs pooled by (title, text), gold = `is_supporting` paragraphs.
+The corpus goes through the product's own pipeline: each passage is a plain-text document titled by its
+title (documents.services.document_text_ingest, eager Celery tasks in-process: validate, dedup, charge,
+parse, chunk, embed, extract, write), all in one private graph per dataset. Passages with the same text
+under the same graph are one document (dedup by sha256); they count as one passage for every title.
+Then every question is asked in each mode — full text only, vector only, hybrid, graph — and passage
+Recall@2, Recall@5 and AR@5 (all gold passages in the top 5) are reported with p50/p95 query latency and
+the corpus ingest time. Results: bench/results/retrieval.json and bench/results/retrieval.md, with the
+published anchors beside ours.
+
+Engine: graphs/retrieval.py when it is importable (its `retrieve(actor=, question=, mode=, top_k=, ...)`,
+modes passages | hybrid | graph; full-text-only and vector-only use the store's passage lists); until it
+lands, the existing selectors (store full-text and vector chunk lists, RRF for hybrid, selectors.retrieve
+for graph). The engine used is written into the results.
+
+    .venv/bin/python bench/retrieval.py [--data DIR] [--limit N] [--datasets 2wikimultihopqa,hotpotqa,musique]
+
+--limit N keeps the first N questions and only the passages they need plus (for 2Wiki) N*10 others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "bench" / "results"
+DEFAULT_DATA = ROOT.parent / "shared" / "eval"
+MODES = ("fulltext", "vector", "hybrid", "graph")
+TOP_K = 5
+RRF_K = 60
+
+# Published anchors (README of the eval data): R@2 / R@5 (and AR@5 where published).
+PUBLISHED: dict[str, list[dict[str, Any]]] = {
+    "2wikimultihopqa": [
+        {"method": "BM25 (HippoRAG T2)", "r2": 51.8, "r5": 61.9},
+        {"method": "ColBERTv2 (HippoRAG T2)", "r2": 59.2, "r5": 68.2, "ar5": 37.1},
+        {"method": "HippoRAG ColBERTv2 (T2)", "r2": 70.7, "r5": 89.1, "ar5": 75.7},
+        {"method": "HippoRAG 2 (T3)", "r5": 90.4},
+    ],
+    "hotpotqa": [
+        {"method": "BM25 (HippoRAG T2)", "r2": 55.4, "r5": 72.2},
+        {"method": "ColBERTv2 (HippoRAG T2)", "r2": 64.7, "r5": 79.3, "ar5": 59.0},
+        {"method": "HippoRAG ColBERTv2 (T2)", "r2": 60.5, "r5": 77.7, "ar5": 57.9},
+        {"method": "HippoRAG 2 (T3)", "r5": 96.3},
+    ],
+    "musique": [
+        {"method": "BM25 (HippoRAG T2)", "r2": 32.3, "r5": 41.2},
+        {"method": "ColBERTv2 (HippoRAG T2)", "r2": 37.9, "r5": 49.2, "ar5": 16.1},
+        {"method": "HippoRAG ColBERTv2 (T2)", "r2": 40.9, "r5": 51.9, "ar5": 22.4},
+        {"method": "HippoRAG 2 (T3)", "r5": 74.7},
+    ],
+}
+
+
+# --- scoring (pure; tested by tests/bench/test_retrieval_scoring.py) ----------------------------
+
+
+def recall_at_k(gold: set[str], ranked: Sequence[str], k: int) -> float:
+    """|gold ∩ top-k| / |gold| (ranked may repeat a passage; repeats count once). 0 for no gold."""
+    if not gold:
+        return 0.0
+    top = set(list(dict.fromkeys(ranked))[:k])
+    return len(gold & top) / len(gold)
+
+
+def all_recall_at_k(gold: set[str], ranked: Sequence[str], k: int) -> float:
+    """1.0 when every gold passage is in the top k, else 0.0 (AR@k averages this)."""
+    return 1.0 if gold and recall_at_k(gold, ranked, k) == 1.0 else 0.0
+
+
+def rrf_fuse(lists: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[str]:
+    """Reciprocal-rank fusion of ranked id lists (ties keep first-seen order)."""
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        for rank, item in enumerate(dict.fromkeys(ranked)):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank + 1)
+    return sorted(scores, key=lambda item: -scores[item])
+
+
+def summarize(per_question: list[tuple[set[str], list[str]]], latencies_ms: list[float]) -> dict[str, float]:
+    """Mean R@2, R@5, AR@5 in percent and p50/p95 latency for one mode of one dataset."""
+    from bench.common import percentile
+
+    n = max(1, len(per_question))
+    return {
+        "questions": len(per_question),
+        "r2": round(100 * sum(recall_at_k(g, r, 2) for g, r in per_question) / n, 1),
+        "r5": round(100 * sum(recall_at_k(g, r, 5) for g, r in per_question) / n, 1),
+        "ar5": round(100 * sum(all_recall_at_k(g, r, 5) for g, r in per_question) / n, 1),
+        "p50_ms": round(percentile(latencies_ms, 50), 1) if latencies_ms else 0.0,
+        "p95_ms": round(percentile(latencies_ms, 95), 1) if latencies_ms else 0.0,
+    }
+
+
+# --- datasets -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Dataset:
+    name: str
+    passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # passage key -> (title, text)
+    questions: list[tuple[str, set[str]]] = field(default_factory=list)  # (question, gold passage keys)
+
+
+def _key(title: str, text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{title}\x1f{' '.join(text.split())}".encode()).hexdigest()[:24]
+
+
+def _pool(dataset: Dataset, title: str, text: str) -> str:
+    key = _key(title, text)
+    dataset.passages.setdefault(key, (title, text))
+    return key
+
+
+def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
+    """One dataset folder in the eval format (see the module docstring), or None if none matches."""
+    name = folder.name
+    wiki_q = sorted(folder.glob("2wiki_dev_*.json"))
+    hotpot = sorted(folder.glob("ircot_hotpotqa_dev_*.jsonl"))
+    musique = sorted(folder.glob("musique_dev_*.json"))
+    dataset = Dataset(name=name)
+    if wiki_q:
+        corpus = json.loads(next(folder.glob("*_corpus.json")).read_text())
+        by_title: dict[str, list[str]] = {}
+        for row in corpus:
+            by_title.setdefault(row["title"], []).append(_pool(dataset, row["title"], row["text"]))
+        for q in json.loads(wiki_q[0].read_text())[:limit]:
+            gold = {k for title, _ in q["supporting_facts"] for k in by_title.get(title, [])}
+            dataset.questions.append((q["question"], gold))
+        if limit:
+            needed = {k for _, gold in dataset.questions for k in gold}
+            others = [k for k in dataset.passages if k not in needed][: limit * 10]
+            dataset.passages = {k: dataset.passages[k] for k in [*needed, *others]}
+    elif hotpot:
+        lines = [json.loads(line) for line in hotpot[0].read_text().splitlines() if line.strip()]
+        for q in lines[:limit]:
+            gold = set()
+            for c in q["contexts"]:
+                key = _pool(dataset, c["title"], c["paragraph_text"])
+                if c.get("is_supporting"):
+                    gold.add(key)
+            dataset.questions.append((q["question_text"], gold))
+    elif musique:
+        for q in json.loads(musique[0].read_text())[:limit]:
+            gold = set()
+            for p in q["paragraphs"]:
+                key = _pool(dataset, p["title"], p["paragraph_text"])
+                if p.get("is_supporting"):
+                    gold.add(key)
+            dataset.questions.append((q["question"], gold))
+    else:
+        return None
+    return dataset
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
+    args = parser.parse_args()
+    from bench.common import start_services
+
+    server, _ = start_services("exo-bench-retrieval-", eager_tasks=True)
+    try:
+        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n])
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def run(data: Path, *, limit: int | None, names: list[str]) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from billing.services import credits_grant_admin
+    from exograph.accounts.models import User
+    from exograph.core.scope import Scope
+    from exograph.graphs.models import Graph, GraphKind
+    from exograph.graphs.services import graph_default_for_user
+
+    started = time.perf_counter()
+    results: dict[str, Any] = {"datasets": {}, "limit": limit, "machine": platform.platform()}
+    for name in names:
+        folder = data / name
+        dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
+        if dataset is None:
+            print(f"{name}: no dataset in {folder}, skipped")
+            continue
+        user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
+        credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
+        graph: Graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
+        ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+        engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
+        modes: dict[str, Any] = {}
+        for mode in MODES:
+            per_question: list[tuple[set[str], list[str]]] = []
+            latencies: list[float] = []
+            for question, gold in dataset.questions:
+                t0 = time.perf_counter()
+                ranked = search(mode, question)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                per_question.append((gold, ranked))
+            modes[mode] = summarize(per_question, latencies)
+            print(f"{name} {mode}: {modes[mode]}")
+        results["datasets"][name] = {
+            "passages": len(dataset.passages),
+            "documents": len(doc_to_keys),
+            "questions": len(dataset.questions),
+            "ingest_seconds": round(ingest_seconds, 1),
+            "engine": engine,
+            "modes": modes,
+            "published": PUBLISHED.get(name, []),
+            "published_note": "published, same corpus (2Wiki), different question subset"
+            if name == "2wikimultihopqa"
+            else "published, different question subsets",
+        }
+    results["total_seconds"] = round(time.perf_counter() - started, 1)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / "retrieval.md").write_text(markdown(results))
+    print((RESULTS / "retrieval.md").read_text())
+
+
+def ingest(*, user: Any, graph: Any, dataset: Dataset) -> tuple[float, dict[str, set[str]]]:
+    """Every passage through document_text_ingest (eager tasks: the whole pipeline runs in the call)."""
+    from exograph.documents.models import DocumentStatus
+    from exograph.documents.services import document_text_ingest
+
+    doc_to_keys: dict[str, set[str]] = {}
+    failed = 0
+    t0 = time.perf_counter()
+    for number, (key, (title, text)) in enumerate(dataset.passages.items(), start=1):
+        document, _created = document_text_ingest(
+            actor=user,
+            graph=graph,
+            title=title,
+            text=text,
+            source_type="local",
+            markdown=False,
+            idempotency_key=f"bench-retrieval:{graph.id}:{key}",
+        )
+        document.refresh_from_db()
+        if document.status != DocumentStatus.PROCESSED:
+            failed += 1
+        doc_to_keys.setdefault(str(document.id), set()).add(key)
+        if number % 500 == 0:
+            print(f"  {dataset.name}: {number}/{len(dataset.passages)} passages ingested")
+    if failed:
+        print(f"  {dataset.name}: {failed} passages did not process")
+    return time.perf_counter() - t0, doc_to_keys
+
+
+def engine_for(
+    *, user: Any, graph: Any, doc_to_keys: dict[str, set[str]]
+) -> tuple[str, Callable[[str, str], list[str]]]:
+    """The search function (mode, question) -> ranked passage keys, and which engine it uses."""
+    from exograph.graphs.embeddings import get_embedder
+    from exograph.graphs.store.core import fulltext_query, ro_query
+    from exograph.graphs.store.reads import store_search_text_lists, store_search_vector_lists
+
+    store_name = graph.store_name
+    text_to_docs: dict[str, set[str]] = {}
+    for doc_id, text in ro_query(store_name, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) RETURN d.id, c.text"):
+        text_to_docs.setdefault(text or "", set()).add(str(doc_id))
+
+    def keys_of_docs(doc_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for doc_id in doc_ids:
+            out.extend(sorted(doc_to_keys.get(str(doc_id), ())))
+        return list(dict.fromkeys(out))
+
+    def keys_of_texts(texts: Sequence[str]) -> list[str]:
+        docs: list[str] = []
+        for text in texts:
+            found = text_to_docs.get(text)
+            if found is None:  # a snippet: find the chunk that holds it
+                core = text.strip(" .…")
+                found = next((d for t, d in text_to_docs.items() if core and core in t), set())
+            docs.extend(sorted(found))
+        return keys_of_docs(list(dict.fromkeys(docs)))
+
+    embedder = get_embedder()
+    fetch = TOP_K * 8
+
+    def fulltext(question: str) -> list[str]:
+        lists = store_search_text_lists(store_name, text_query=fulltext_query(question), k=fetch, entities=False)
+        return keys_of_texts([t for _, _, t in lists.get("chunk_text", [])])
+
+    def vector(question: str) -> list[str]:
+        lists = store_search_vector_lists(store_name, vector=embedder.embed([question])[0], k=fetch, entities=False)
+        return keys_of_texts([t for _, _, t in lists.get("chunk_vector", [])])
+
+    try:
+        from exograph.graphs import retrieval  # type: ignore[attr-defined]
+    except ImportError:
+        retrieval = None
+
+    if retrieval is not None and hasattr(retrieval, "retrieve"):
+
+        def via_module(mode: str, question: str) -> list[str]:
+            if mode == "fulltext":
+                return fulltext(question)
+            if mode == "vector":
+                return vector(question)
+            result = retrieval.retrieve(
+                actor=user,
+                question=question,
+                mode="hybrid" if mode == "hybrid" else "graph",
+                top_k=TOP_K * 2,
+                graph_ids=[graph.id],
+            )
+            items = getattr(result, "items", None) or getattr(result, "evidence", None) or []
+            docs = [getattr(i, "document_id", None) for i in items if getattr(i, "kind", "") == "passage"]
+            return keys_of_docs([d for d in docs if d])
+
+        return "graphs.retrieval", via_module
+
+    from exograph.core.scope import Scope
+    from exograph.graphs.selectors import retrieve as selectors_retrieve
+
+    def via_selectors(mode: str, question: str) -> list[str]:
+        if mode == "fulltext":
+            return fulltext(question)
+        if mode == "vector":
+            return vector(question)
+        if mode == "hybrid":
+            return rrf_fuse([fulltext(question), vector(question)])
+        found = selectors_retrieve(user=user, query=question, scope=Scope.PRIVATE, graph_id=graph.id, n_passages=10)
+        walked = keys_of_texts([i["text"] for i in found["items"] if i["kind"] == "passage"])
+        return rrf_fuse([walked, vector(question)])
+
+    return "graphs.selectors (fallback until graphs/retrieval.py lands)", via_selectors
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "# Retrieval benchmark (make bench-retrieval)",
+        "",
+        f"Questions per dataset limited to {results['limit']}." if results.get("limit") else "Full development files.",
+        f"Total run time {results['total_seconds']} s on {results['machine']}.",
+        "",
+    ]
+    for name, d in results["datasets"].items():
+        lines += [
+            f"## {name}: {d['questions']} questions, {d['passages']} passages ({d['documents']} documents), "
+            f"ingest {d['ingest_seconds']} s",
+            "",
+            f"Engine: {d['engine']}.",
+            "",
+            "| mode | R@2 | R@5 | AR@5 | p50 ms | p95 ms |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for mode, m in d["modes"].items():
+            lines.append(f"| {mode} (ours) | {m['r2']} | {m['r5']} | {m['ar5']} | {m['p50_ms']} | {m['p95_ms']} |")
+        for anchor in d["published"]:
+            lines.append(
+                f"| {anchor['method']} — {d['published_note']} | {anchor.get('r2', '–')} | {anchor.get('r5', '–')} "
+                f"| {anchor.get('ar5', '–')} | | |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
