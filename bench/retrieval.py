@@ -15,10 +15,8 @@ Recall@2, Recall@5 and AR@5 (all gold passages in the top 5) are reported with p
 the corpus ingest time. Results: bench/results/retrieval.json and bench/results/retrieval.md, with the
 published anchors beside ours.
 
-Engine: graphs/retrieval.py when it is importable (its `retrieve(actor=, question=, mode=, top_k=, ...)`,
-modes passages | hybrid | graph; full-text-only and vector-only use the store's passage lists); until it
-lands, the existing selectors (store full-text and vector chunk lists, RRF for hybrid, selectors.retrieve
-for graph). The engine used is written into the results.
+Engine: graphs/retrieval.py. Full text only and vector only are its direct chunk reads; hybrid and graph are
+`retrieval.retrieve` in those modes. The engine used is written into the results.
 
     .venv/bin/python bench/retrieval.py [--data DIR] [--limit N] [--datasets 2wikimultihopqa,hotpotqa,musique]
 
@@ -280,15 +278,17 @@ def ingest(*, user: Any, graph: Any, dataset: Dataset) -> tuple[float, dict[str,
 def engine_for(
     *, user: Any, graph: Any, doc_to_keys: dict[str, set[str]]
 ) -> tuple[str, Callable[[str, str], list[str]]]:
-    """The search function (mode, question) -> ranked passage keys, and which engine it uses."""
+    """The search function (mode, question) -> ranked passage keys, and which engine it uses.
+
+    Full text only and vector only are the direct chunk reads of graphs/retrieval.py's passage path; hybrid and
+    graph are `retrieval.retrieve` itself (modes `hybrid` and `graph`)."""
+    from exograph.graphs import retrieval, store
     from exograph.graphs.embeddings import get_embedder
-    from exograph.graphs.store.core import fulltext_query, ro_query
-    from exograph.graphs.store.reads import store_search_text_lists, store_search_vector_lists
+    from exograph.graphs.store.core import fulltext_query
 
     store_name = graph.store_name
-    text_to_docs: dict[str, set[str]] = {}
-    for doc_id, text in ro_query(store_name, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) RETURN d.id, c.text"):
-        text_to_docs.setdefault(text or "", set()).add(str(doc_id))
+    embedder = get_embedder()
+    fetch = TOP_K * 8
 
     def keys_of_docs(doc_ids: Sequence[str]) -> list[str]:
         out: list[str] = []
@@ -296,67 +296,25 @@ def engine_for(
             out.extend(sorted(doc_to_keys.get(str(doc_id), ())))
         return list(dict.fromkeys(out))
 
-    def keys_of_texts(texts: Sequence[str]) -> list[str]:
-        docs: list[str] = []
-        for text in texts:
-            found = text_to_docs.get(text)
-            if found is None:  # a snippet: find the chunk that holds it
-                core = text.strip(" .…")
-                found = next((d for t, d in text_to_docs.items() if core and core in t), set())
-            docs.extend(sorted(found))
-        return keys_of_docs(list(dict.fromkeys(docs)))
+    def keys_of_chunks(chunk_ids: Sequence[str]) -> list[str]:
+        chunks = store.store_chunks(store_name, list(chunk_ids))
+        return keys_of_docs([chunks[c]["document_id"] for c in chunk_ids if c in chunks])
 
-    embedder = get_embedder()
-    fetch = TOP_K * 8
-
-    def fulltext(question: str) -> list[str]:
-        lists = store_search_text_lists(store_name, text_query=fulltext_query(question), k=fetch, entities=False)
-        return keys_of_texts([t for _, _, t in lists.get("chunk_text", [])])
-
-    def vector(question: str) -> list[str]:
-        lists = store_search_vector_lists(store_name, vector=embedder.embed([question])[0], k=fetch, entities=False)
-        return keys_of_texts([t for _, _, t in lists.get("chunk_vector", [])])
-
-    try:
-        from exograph.graphs import retrieval  # type: ignore[attr-defined]
-    except ImportError:
-        retrieval = None
-
-    if retrieval is not None and hasattr(retrieval, "retrieve"):
-
-        def via_module(mode: str, question: str) -> list[str]:
-            if mode == "fulltext":
-                return fulltext(question)
-            if mode == "vector":
-                return vector(question)
-            result = retrieval.retrieve(
-                actor=user,
-                question=question,
-                mode="hybrid" if mode == "hybrid" else "graph",
-                top_k=TOP_K * 2,
-                graph_ids=[graph.id],
-            )
-            items = getattr(result, "items", None) or getattr(result, "evidence", None) or []
-            docs = [getattr(i, "document_id", None) for i in items if getattr(i, "kind", "") == "passage"]
-            return keys_of_docs([d for d in docs if d])
-
-        return "graphs.retrieval", via_module
-
-    from exograph.core.scope import Scope
-    from exograph.graphs.selectors import retrieve as selectors_retrieve
-
-    def via_selectors(mode: str, question: str) -> list[str]:
+    def search(mode: str, question: str) -> list[str]:
         if mode == "fulltext":
-            return fulltext(question)
+            hits = store.store_chunk_text_hits(store_name, text_query=fulltext_query(question), k=fetch)
+            return keys_of_chunks([c for c, _ in hits])
         if mode == "vector":
-            return vector(question)
-        if mode == "hybrid":
-            return rrf_fuse([fulltext(question), vector(question)])
-        found = selectors_retrieve(user=user, query=question, scope=Scope.PRIVATE, graph_id=graph.id, n_passages=10)
-        walked = keys_of_texts([i["text"] for i in found["items"] if i["kind"] == "passage"])
-        return rrf_fuse([walked, vector(question)])
+            hits = store.store_chunk_vector_hits(store_name, vector=embedder.embed([question])[0], k=fetch)
+            return keys_of_chunks([c for c, _ in hits])
+        result = retrieval.retrieve(
+            actor=user, graphs=[graph], question=question, mode=mode, top_k=TOP_K * 2, budget=200_000
+        )
+        passages = [i for i in result.items if i.kind == "passage"]
+        passages.sort(key=lambda i: -i.score)
+        return keys_of_docs([i.document_id for i in passages if i.document_id])
 
-    return "graphs.selectors (fallback until graphs/retrieval.py lands)", via_selectors
+    return "graphs.retrieval", search
 
 
 def markdown(results: dict[str, Any]) -> str:
