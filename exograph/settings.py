@@ -523,6 +523,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 6 * 3600.0,
         "options": {"queue": "billing"},
     },
+    # Orphan vector nodes (removed documents, changed texts) dropped and the vector indexes rebuilt.
+    "graphs-compact-vectors": {
+        "task": "exograph.graphs.tasks.graph_vectors_compact_task",
+        "schedule": 24 * 3600.0,
+        "options": {"queue": "default"},
+    },
 }
 
 # --- Logging ------------------------------------------------------------------------------

@@ -156,8 +156,9 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
             return locked
         remaining = locked.remaining
         if remaining > 0:
+            holder = _holder(locked)
             entry = _post(
-                user=_holder(locked),
+                user=holder,
                 amount=remaining,
                 held_change=-remaining,
                 kind=EntryKind.RELEASE,
@@ -165,7 +166,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
                 reference=reason or locked.reference or "release",
                 hold=locked,
             )
-            _applied(entry, what="release", user=locked.account.user)
+            _applied(entry, what="release", user=holder)
         locked.released = remaining
         locked.status = HoldStatus.CLOSED
         locked.last_activity_at = timezone.now()

@@ -10,6 +10,8 @@ from typing import Any
 
 import redis
 from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 from redis.exceptions import LockError
 
 from billing.models import UsageSource
@@ -26,6 +28,7 @@ from exograph.graphs.types import (
     ChunkIn,
     EntityHit,
     EntityIn,
+    GraphCounts,
     MentionIn,
     RelationIn,
     WorldEntityView,
@@ -127,8 +130,9 @@ def graph_delete(*, actor: User, graph_id: str) -> None:
         world = world_graph()
         # Un-merge first: if the store is down this raises 503 and nothing is deleted.
         for document_id in store.store_document_ids(graph.store_name):
-            store.store_document_remove(world.store_name, document_id=document_id)
-        graph_counts_refresh(graph=world)
+            graph_counts_apply(
+                graph=world, delta=store.store_document_remove(world.store_name, document_id=document_id)
+            )
     store_name = graph.store_name
     with transaction.atomic():
         graph.delete()
@@ -177,7 +181,8 @@ def graph_default_for_user(*, actor: User, scope: Scope, kind: GraphKind = Graph
 
 
 def graph_counts_refresh(*, graph: Graph) -> None:
-    """Copy the store's entity/relation/document counts onto the row."""
+    """Copy the store's entity/relation/document counts onto the row (a full scan: repairs only;
+    writes keep the counts with graph_counts_apply)."""
     counts = store.store_counts(graph.store_name)
     graph.entity_count = counts["entities"]
     graph.relation_count = counts["relations"]
@@ -185,6 +190,22 @@ def graph_counts_refresh(*, graph: Graph) -> None:
     Graph.objects.filter(pk=graph.pk).update(
         entity_count=graph.entity_count, relation_count=graph.relation_count, document_count=graph.document_count
     )
+
+
+def graph_counts_apply(*, graph: Graph, delta: GraphCounts | None) -> None:
+    """Add a write's change of the entity/relation/document counts to the row (atomic F updates)."""
+    if not delta or not any(delta.values()):
+        return
+    Graph.objects.filter(pk=graph.pk).update(
+        entity_count=Greatest(F("entity_count") + delta["entities"], 0),
+        relation_count=Greatest(F("relation_count") + delta["relations"], 0),
+        document_count=Greatest(F("document_count") + delta["documents"], 0),
+    )
+    counts = Graph.objects.filter(pk=graph.pk).values("entity_count", "relation_count", "document_count").first()
+    if counts is not None:
+        graph.entity_count = counts["entity_count"]
+        graph.relation_count = counts["relation_count"]
+        graph.document_count = counts["document_count"]
 
 
 @contextmanager
@@ -315,6 +336,8 @@ def _prepare(
         vectors = embedder.embed([_entity_text(row["name"], row["description"]) for row in missing])
         for row, vector in zip(missing, vectors, strict=True):
             row["embedding"] = [float(x) for x in vector]
+    for row in merged.values():
+        row["vkey"] = store.vector_key(row["id"], row["embedding"])
     return chunk_rows, list(merged.values()), mention_rows, relation_rows
 
 
@@ -352,7 +375,7 @@ def graph_document_write(
     )
     with _document_lock(document_id):
         for target in targets:
-            store.store_document_write(
+            delta = store.store_document_write(
                 target.store_name,
                 document_id=document_id,
                 filename=(filename or "").replace("\x00", "")[:255],
@@ -362,7 +385,7 @@ def graph_document_write(
                 mentions=mention_rows,
                 relations=relation_rows,
             )
-            graph_counts_refresh(graph=target)
+            graph_counts_apply(graph=target, delta=delta)
     logger.info(
         "document %s written to graph %s (%d chunks, %d entities)", document_id, graph.id, len(chunks), len(entity_rows)
     )
@@ -371,12 +394,40 @@ def graph_document_write(
 def graph_document_remove(*, graph: Graph, document_id: str) -> None:
     """Remove a document's knowledge from graph and its contributions to the World Graph. Raises 503."""
     with _document_lock(document_id):
-        store.store_document_remove(graph.store_name, document_id=document_id)
-        graph_counts_refresh(graph=graph)
+        graph_counts_apply(graph=graph, delta=store.store_document_remove(graph.store_name, document_id=document_id))
         if graph.scope == Scope.WORLD and not graph.is_world:
             world = world_graph()
-            store.store_document_remove(world.store_name, document_id=document_id)
-            graph_counts_refresh(graph=world)
+            graph_counts_apply(
+                graph=world, delta=store.store_document_remove(world.store_name, document_id=document_id)
+            )
+
+
+def graph_vectors_compact(*, graph: Graph) -> dict[str, int]:
+    """Delete graph's orphan vector nodes (left by removed documents and changed texts) and rebuild
+    its vector indexes; returns the nodes deleted per kind. Raises 503."""
+    if not graph.embedding_dim:
+        return {"entity_vectors": 0, "chunk_vectors": 0}
+    removed = store.store_vectors_compact(graph.store_name, dimension=int(graph.embedding_dim))
+    if any(removed.values()):
+        logger.info(
+            "graph %s compacted: %d entity and %d chunk vector nodes dropped",
+            graph.id,
+            removed["entity_vectors"],
+            removed["chunk_vectors"],
+        )
+    return removed
+
+
+def graph_vectors_compact_all() -> int:
+    """Compact the vector nodes of every graph (the periodic job); a store that fails is logged and
+    skipped. Returns the number of vector nodes deleted."""
+    total = 0
+    for graph in Graph.objects.order_by("created"):
+        try:
+            total += sum(graph_vectors_compact(graph=graph).values())
+        except (ServiceUnavailable, redis.RedisError):
+            logger.exception("vector compaction of graph %s failed", graph.id)
+    return total
 
 
 def entities_search(
@@ -409,21 +460,51 @@ def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
     embedder = get_embedder()
     store.store_vectors_reset(graph.store_name)
     counts = {"chunks": 0, "entities": 0}
-    for node, counter in (("Chunk", "chunks"), ("Entity", "entities")):
-        after = ""
-        while True:
-            page = store.store_embedding_texts(graph.store_name, node, after=after, batch=batch)
-            if not page:
-                break
-            vectors = embedder.embed([text for _, text in page])
-            rows = [
-                {"id": node_id, "embedding": [float(x) for x in vector]}
-                | ({"vkey": store.chunk_vector_key(node_id, vector)} if node == "Chunk" else {})
-                for (node_id, _), vector in zip(page, vectors, strict=True)
-            ]
-            store.store_vectors_write(graph.store_name, node, rows)
-            counts[counter] += len(rows)
-            after = page[-1][0]
+    after = ""
+    while True:
+        page = store.store_embedding_texts(graph.store_name, "Chunk", after=after, batch=batch)
+        if not page:
+            break
+        vectors = embedder.embed([text for _, text in page])
+        rows = [
+            {"id": node_id, "embedding": [float(x) for x in vector], "vkey": store.vector_key(node_id, vector)}
+            for (node_id, _), vector in zip(page, vectors, strict=True)
+        ]
+        store.store_vectors_write(graph.store_name, "Chunk", rows)
+        counts["chunks"] += len(rows)
+        after = page[-1][0]
+    after = ""
+    while True:
+        entities = store.store_entity_contributions(graph.store_name, after=after, batch=batch)
+        if not entities:
+            break
+        # One vector per contributing document's text (the same text embeds once).
+        texts = list(
+            dict.fromkeys(
+                _entity_text(name, description)
+                for _, names, descriptions in entities
+                for name, description in zip(names, descriptions, strict=True)
+            )
+        )
+        keyed = {}
+        for text, vector in zip(texts, embedder.embed(texts), strict=True):
+            keyed[text] = [float(x) for x in vector]
+        entity_rows = []
+        for entity_id, names, descriptions in entities:
+            own = {
+                text: store.vector_key(entity_id, keyed[text])
+                for text in (_entity_text(n, d) for n, d in zip(names, descriptions, strict=True))
+            }
+            entity_rows.append(
+                {
+                    "id": entity_id,
+                    "vkeys": [own[_entity_text(n, d)] for n, d in zip(names, descriptions, strict=True)],
+                    "vectors": [{"key": key, "embedding": keyed[text]} for text, key in own.items()],
+                }
+            )
+        store.store_vectors_write(graph.store_name, "Entity", entity_rows)
+        counts["entities"] += len(entity_rows)
+        after = entities[-1][0]
     Graph.objects.filter(pk=graph.pk).update(embedding_model=embedder.name, embedding_dim=embedder.dimension)
     graph.embedding_model, graph.embedding_dim = embedder.name, embedder.dimension
     store.store_ensure(graph.store_name, dimension=embedder.dimension)
@@ -432,6 +513,7 @@ def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
 
 __all__ = [
     "entities_search",
+    "graph_counts_apply",
     "graph_counts_refresh",
     "graph_create",
     "graph_default_for_user",
@@ -441,5 +523,7 @@ __all__ = [
     "graph_reembed",
     "graph_rename",
     "graph_store_ensure",
+    "graph_vectors_compact",
+    "graph_vectors_compact_all",
     "world_entity_lookup",
 ]

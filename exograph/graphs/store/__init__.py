@@ -1,7 +1,7 @@
 """The FalkorDB graph store: the only package that speaks Cypher (see core.py for the rules).
 
-core: parameters, labels, relation types, connection, lifecycle; writes: document write/remove and
-re-embedding; reads: search lists, entities, relations, passages.
+core: parameters, labels, relation types, connection, lifecycle; writes: document write/remove,
+re-embedding and orphan-vector compaction; reads: search lists, entities, relations, passages.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from exograph.graphs.store.core import (  # noqa: F401
     store_drop,
     store_ensure,
     store_vector_dimension,
+    vector_index_create,
+    vector_key,
 )
 from exograph.graphs.store.reads import (  # noqa: F401
     store_document_names,
@@ -48,6 +50,8 @@ from exograph.graphs.store.writes import (  # noqa: F401
     store_document_remove,
     store_document_write,
     store_embedding_texts,
+    store_entity_contributions,
+    store_vectors_compact,
     store_vectors_reset,
     store_vectors_write,
 )

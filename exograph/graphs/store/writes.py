@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import redis
 
+from exograph.core.errors import ServiceUnavailable
+from exograph.core.falkor import falkordb_client
 from exograph.graphs.store.core import (
     MAX_RELATION_CHUNK_IDS,
+    STORE_DOWN,
     _batches,
     _ensured,
     _ensured_lock,
@@ -17,12 +21,46 @@ from exograph.graphs.store.core import (
     query,
     relation_type,
     ro_query,
+    vector_index_create,
 )
+from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
 
 
 # --- document write / remove -------------------------------------------------------------------
+
+
+# An entity keeps one entry per contributing document in parallel lists (document_ids,
+# doc_contributors, doc_names, doc_descriptions, doc_aliases, doc_alias_keys, doc_vkeys); what is
+# served (name, description, aliases, alias_keys, contributors) is recomputed from them on every
+# write and removal, so a removed document's text leaves with it. Entities written before these
+# lists existed get them on first touch, with their merged text standing for every old document.
+_LEGACY_LISTS = (
+    "WITH {keep}e, size(e.document_ids) AS n "
+    "WITH {keep}e, n, "
+    "coalesce(e.doc_names, [i IN range(1, n) | e.name]) AS names0, "
+    "coalesce(e.doc_descriptions, [i IN range(1, n) | coalesce(e.description, '')]) AS descs0, "
+    "coalesce(e.doc_aliases, [i IN range(1, n) | coalesce(e.aliases, [])]) AS aliases0, "
+    "coalesce(e.doc_alias_keys, [i IN range(1, n) | coalesce(e.alias_keys, [])]) AS akeys0, "
+    "coalesce(e.doc_vkeys, [i IN range(1, n) | e.id]) AS vkeys0 "
+)
+# Longest description wins (the earliest of equals), the first document's name is the name, the
+# other names and every alias are the aliases.
+_ENTITY_SET = (
+    "SET e.document_ids = docs, e.doc_contributors = dc, e.doc_names = names, e.doc_descriptions = descs, "
+    "e.doc_aliases = aliases, e.doc_alias_keys = akeys, e.doc_vkeys = vkeys, "
+    "e.contributors = reduce(acc = [], c IN dc | CASE WHEN c IN acc THEN acc ELSE acc + [c] END), "
+    "e.name = coalesce(names[0], e.name), "
+    "e.description = coalesce(descs[reduce(b = 0, i IN range(0, size(descs) - 1) | "
+    "CASE WHEN size(descs[i]) > size(descs[b]) THEN i ELSE b END)], ''), "
+    "e.aliases = [a IN reduce(acc = [], l IN aliases | acc + [x IN l WHERE NOT x IN acc]) WHERE a <> names[0]], "
+    "e.alias_keys = reduce(acc = [], l IN akeys | acc + [x IN l WHERE NOT x IN acc]) "
+)
+
+
+def _count(rows: list[list[Any]]) -> int:
+    return int(rows[0][0] or 0) if rows else 0
 
 
 def store_document_write(
@@ -35,14 +73,17 @@ def store_document_write(
     entities: Sequence[dict[str, Any]],
     mentions: Sequence[dict[str, Any]],
     relations: Mapping[str, Sequence[dict[str, Any]]],
-) -> None:
-    """Write one document's knowledge (replacing what it wrote before), in UNWIND batches.
+) -> GraphCounts:
+    """Write one document's knowledge (replacing what it wrote before), in UNWIND batches; returns
+    the change of the entity, relation and document counts.
 
-    chunks: {id, text, page, ordinal, embedding}; entities: {id, name, key, alias_keys, type,
-    description, aliases, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
+    chunks: {id, text, page, ordinal, vkey, embedding}; entities: {id, name, key, alias_keys, type,
+    description, aliases, vkey, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
     type: {source, target, weight, chunk_ids}.
     """
-    store_document_remove(store_name, document_id=document_id)
+    delta = store_document_remove(store_name, document_id=document_id) or GraphCounts(
+        entities=0, relations=0, documents=0
+    )
     base = {"doc": document_id, "contributor": contributor_id}
     query(
         store_name,
@@ -55,6 +96,7 @@ def store_document_write(
             "chunk_ids": [c["id"] for c in chunks],
         },
     )
+    delta["documents"] += 1
     for batch in _batches(chunks, 500):
         query(
             store_name,
@@ -66,23 +108,23 @@ def store_document_write(
             {**base, "rows": list(batch)},
         )
     for batch in _batches(entities):
-        query(
+        rows = query(
             store_name,
-            "UNWIND $rows AS r MERGE (e:Entity {id: r.id}) "
-            "ON CREATE SET e.name = r.name, e.normalized_name = r.key, e.type = r.type, "
-            "e.description = r.description, e.aliases = r.aliases, e.alias_keys = r.alias_keys, "
+            "UNWIND $rows AS r OPTIONAL MATCH (o:Entity {id: r.id}) WITH r, o IS NULL AS fresh "
+            "MERGE (e:Entity {id: r.id}) "
+            "ON CREATE SET e.normalized_name = r.key, e.type = r.type, "
             "e.document_ids = [], e.doc_contributors = [], e.contributors = [] "
-            "ON MATCH SET e.description = CASE WHEN size(r.description) > size(coalesce(e.description, '')) "
-            "THEN r.description ELSE e.description END, "
-            "e.aliases = coalesce(e.aliases, []) + "
-            "[a IN r.aliases + [r.name] WHERE NOT a IN coalesce(e.aliases, []) AND a <> e.name], "
-            "e.alias_keys = coalesce(e.alias_keys, []) + [a IN r.alias_keys WHERE NOT a IN coalesce(e.alias_keys, [])] "
-            "SET e.document_ids = e.document_ids + [$doc], e.doc_contributors = e.doc_contributors + [$contributor], "
-            "e.contributors = CASE WHEN $contributor IN e.contributors THEN e.contributors "
-            "ELSE e.contributors + [$contributor] END "
-            "MERGE (v:EntityVector {key: r.id}) ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(r.embedding)",
+            + _LEGACY_LISTS.format(keep="r, fresh, ")
+            + "WITH r, fresh, e, e.document_ids + [$doc] AS docs, e.doc_contributors + [$contributor] AS dc, "
+            "names0 + [r.name] AS names, descs0 + [r.description] AS descs, "
+            "aliases0 + [[r.name] + r.aliases] AS aliases, akeys0 + [r.alias_keys] AS akeys, "
+            "vkeys0 + [r.vkey] AS vkeys "
+            + _ENTITY_SET
+            + "MERGE (v:EntityVector {key: r.vkey}) ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(r.embedding) "
+            "RETURN count(CASE WHEN fresh THEN 1 END)",
             {**base, "rows": list(batch)},
         )
+        delta["entities"] += _count(rows)
     for batch in _batches(mentions):
         query(
             store_name,
@@ -90,12 +132,13 @@ def store_document_write(
             "MERGE (c)-[:MENTIONS]->(e)",
             {"rows": list(batch)},
         )
-    for rel_type, rows in relations.items():
+    for rel_type, relation_rows in relations.items():
         kind = relation_type(rel_type)
-        for batch in _batches(rows):
-            query(
+        for batch in _batches(relation_rows):
+            rows = query(
                 store_name,
                 f"UNWIND $rows AS r MATCH (a:Entity {{id: r.source}}) MATCH (b:Entity {{id: r.target}}) "
+                f"OPTIONAL MATCH (a)-[o:{kind}]->(b) WITH a, b, r, o IS NULL AS fresh "
                 f"MERGE (a)-[x:{kind}]->(b) "
                 "ON CREATE SET x.document_ids = [], x.weights = [], x.doc_contributors = [], "
                 "x.contributors = [], x.chunk_ids = [], x.count = 0 "
@@ -104,97 +147,77 @@ def store_document_write(
                 "x.contributors = CASE WHEN $contributor IN x.contributors THEN x.contributors "
                 "ELSE x.contributors + [$contributor] END, "
                 f"x.chunk_ids = (x.chunk_ids + [c IN r.chunk_ids WHERE NOT c IN x.chunk_ids])[0..{MAX_RELATION_CHUNK_IDS}], "
-                "x.count = x.count + r.weight",
+                "x.count = x.count + r.weight "
+                "RETURN count(CASE WHEN fresh THEN 1 END)",
                 {**base, "rows": list(batch)},
             )
+            delta["relations"] += _count(rows)
+    return delta
 
 
-def store_document_remove(store_name: str, *, document_id: str) -> bool:
-    """Remove one document's contribution: its chunks and mentions, its share of entities and
-    relations (counts drop; what nothing supports any more disappears). False if it was absent.
+def store_document_remove(store_name: str, *, document_id: str) -> GraphCounts | None:
+    """Remove one document's contribution: its chunks and mentions, its share of entities (their
+    text recomputed from the documents left) and relations; what nothing supports any more
+    disappears. Returns the (negative) change of the counts; None if the document was absent.
 
-    The new provenance lists are computed here and written back as plain values (simple SETs
-    keep the Cypher small and predictable on large graphs)."""
+    Each update is one query, so a concurrent write of another document is never lost; what is
+    left without documents is deleted by the next query."""
     rows = ro_query(
         store_name,
         "MATCH (d:Document {id: $doc}) RETURN d.entity_ids, d.chunk_ids",
         {"doc": document_id},
     )
     if not rows:
-        return False
+        return None
     entity_ids = list(rows[0][0] or [])
-    chunk_ids = set(rows[0][1] or [])
+    chunk_ids = list(rows[0][1] or [])
+    delta = GraphCounts(entities=0, relations=0, documents=0)
     for batch in _batches(entity_ids):
-        relations = ro_query(
+        query(
             store_name,
-            "UNWIND $eids AS eid MATCH (a:Entity {id: eid})-[x]->(b:Entity) WHERE $doc IN x.document_ids "
-            "RETURN a.id, type(x), b.id, x.document_ids, x.weights, x.doc_contributors, x.chunk_ids",
-            {"doc": document_id, "eids": list(batch)},
+            "UNWIND $eids AS eid MATCH (:Entity {id: eid})-[x]->(:Entity) WHERE $doc IN x.document_ids "
+            "WITH x, [i IN range(0, size(x.document_ids) - 1) WHERE x.document_ids[i] <> $doc] AS keep "
+            "WITH x, [i IN keep | x.document_ids[i]] AS docs, [i IN keep | coalesce(x.weights[i], 1)] AS weights, "
+            "[i IN keep WHERE i < size(coalesce(x.doc_contributors, [])) | x.doc_contributors[i]] AS dc "
+            "SET x.document_ids = docs, x.weights = weights, x.doc_contributors = dc, "
+            "x.contributors = reduce(acc = [], c IN dc | CASE WHEN c IN acc THEN acc ELSE acc + [c] END), "
+            "x.chunk_ids = [c IN coalesce(x.chunk_ids, []) WHERE NOT c IN $chunks], "
+            "x.count = reduce(total = 0, w IN weights | total + w)",
+            {"doc": document_id, "eids": list(batch), "chunks": chunk_ids},
         )
-        updates: dict[str, list[dict[str, Any]]] = {}
-        deletes: dict[str, list[dict[str, Any]]] = {}
-        for source, kind, target, docs, weights, contributors, chunks in relations:
-            keep = [i for i, doc in enumerate(docs or []) if doc != document_id]
-            row: dict[str, Any] = {"a": source, "b": target}
-            if not keep:
-                deletes.setdefault(kind, []).append(row)
-                continue
-            row["docs"] = [docs[i] for i in keep]
-            row["weights"] = [int(weights[i]) if i < len(weights or []) else 1 for i in keep]
-            row["dc"] = [contributors[i] for i in keep if i < len(contributors or [])]
-            row["contributors"] = list(dict.fromkeys(row["dc"]))
-            row["chunks"] = [c for c in (chunks or []) if c not in chunk_ids]
-            row["count"] = sum(row["weights"])
-            updates.setdefault(kind, []).append(row)
-        for kind, update_rows in updates.items():
-            query(
-                store_name,
-                f"UNWIND $rows AS r MATCH (:Entity {{id: r.a}})-[x:{relation_type(kind)}]->(:Entity {{id: r.b}}) "
-                "SET x.document_ids = r.docs, x.weights = r.weights, x.doc_contributors = r.dc, "
-                "x.contributors = r.contributors, x.chunk_ids = r.chunks, x.count = r.count",
-                {"rows": update_rows},
-            )
-        for kind, delete_rows in deletes.items():
-            query(
-                store_name,
-                f"UNWIND $rows AS r MATCH (:Entity {{id: r.a}})-[x:{relation_type(kind)}]->(:Entity {{id: r.b}}) "
-                "DELETE x",
-                {"rows": delete_rows},
-            )
+        # A separate query: FalkorDB drops the SET above when a filtered DELETE follows it in one query.
+        deleted = query(
+            store_name,
+            "UNWIND $eids AS eid MATCH (:Entity {id: eid})-[x]->(:Entity) WHERE size(x.document_ids) = 0 "
+            "DELETE x RETURN count(*)",
+            {"eids": list(batch)},
+        )
+        delta["relations"] -= _count(deleted)
     query(store_name, "MATCH (d:Document {id: $doc})-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c", {"doc": document_id})
     for batch in _batches(entity_ids):
-        entities = ro_query(
+        query(
             store_name,
-            "UNWIND $eids AS eid MATCH (x:Entity {id: eid}) WHERE $doc IN x.document_ids "
-            "RETURN x.id, x.document_ids, x.doc_contributors",
+            "UNWIND $eids AS eid MATCH (e:Entity {id: eid}) WHERE $doc IN e.document_ids "
+            + _LEGACY_LISTS.format(keep="")
+            + "WITH e, n, names0, descs0, aliases0, akeys0, vkeys0, "
+            "[i IN range(0, n - 1) WHERE e.document_ids[i] <> $doc] AS keep "
+            "WITH e, [i IN keep | e.document_ids[i]] AS docs, "
+            "[i IN keep WHERE i < size(coalesce(e.doc_contributors, [])) | e.doc_contributors[i]] AS dc, "
+            "[i IN keep | names0[i]] AS names, [i IN keep | descs0[i]] AS descs, "
+            "[i IN keep | aliases0[i]] AS aliases, [i IN keep | akeys0[i]] AS akeys, [i IN keep | vkeys0[i]] AS vkeys "
+            + _ENTITY_SET,
             {"doc": document_id, "eids": list(batch)},
         )
-        entity_updates: list[dict[str, Any]] = []
-        entity_deletes: list[str] = []
-        for eid, docs, contributors in entities:
-            keep = [i for i, doc in enumerate(docs or []) if doc != document_id]
-            if not keep:
-                entity_deletes.append(eid)
-                continue
-            dc = [contributors[i] for i in keep if i < len(contributors or [])]
-            entity_updates.append(
-                {"id": eid, "docs": [docs[i] for i in keep], "dc": dc, "contributors": list(dict.fromkeys(dc))}
-            )
-        if entity_updates:
-            query(
-                store_name,
-                "UNWIND $rows AS r MATCH (x:Entity {id: r.id}) "
-                "SET x.document_ids = r.docs, x.doc_contributors = r.dc, x.contributors = r.contributors",
-                {"rows": entity_updates},
-            )
-        if entity_deletes:
-            query(
-                store_name,
-                "UNWIND $ids AS eid MATCH (x:Entity {id: eid}) DETACH DELETE x",
-                {"ids": entity_deletes},
-            )
+        deleted = query(
+            store_name,
+            "UNWIND $eids AS eid MATCH (e:Entity {id: eid}) WHERE size(e.document_ids) = 0 "
+            "DETACH DELETE e RETURN count(*)",
+            {"eids": list(batch)},
+        )
+        delta["entities"] -= _count(deleted)
     query(store_name, "MATCH (d:Document {id: $doc}) DETACH DELETE d", {"doc": document_id})
-    return True
+    delta["documents"] -= 1
+    return delta
 
 
 # --- re-embedding ------------------------------------------------------------------------------
@@ -228,8 +251,28 @@ def store_vectors_reset(store_name: str) -> None:
             _ensured.discard(key)
 
 
+def store_entity_contributions(store_name: str, *, after: str, batch: int) -> list[tuple[str, list[str], list[str]]]:
+    """(id, names, descriptions) pages of Entity nodes ordered by id after `after`: one name and
+    description per contributing document (what each document's entity vector embeds)."""
+    rows = ro_query(
+        store_name,
+        "MATCH (e:Entity) WHERE e.id > $after "
+        "RETURN e.id, e.doc_names, e.doc_descriptions, e.name, e.description, size(e.document_ids) "
+        "ORDER BY e.id LIMIT $batch",
+        {"after": after, "batch": batch},
+    )
+    out: list[tuple[str, list[str], list[str]]] = []
+    for eid, names, descriptions, name, description, documents in rows:
+        if names is None or descriptions is None:  # written before per-document lists existed
+            count = max(1, int(documents or 0))
+            names, descriptions = [name or ""] * count, [description or ""] * count
+        out.append((eid, [n or "" for n in names], [d or "" for d in descriptions]))
+    return out
+
+
 def store_vectors_write(store_name: str, node_label: str, rows: Sequence[dict[str, Any]]) -> None:
-    """Write vector nodes for Chunk or Entity nodes; rows are {id, embedding} (+ vkey for chunks)."""
+    """Write vector nodes for Chunk or Entity nodes. Chunk rows are {id, vkey, embedding}; entity
+    rows are {id, vkeys (one per contributing document), vectors: [{key, embedding}]}."""
     node = label(node_label)
     if node == "Chunk":
         cypher = (
@@ -238,8 +281,72 @@ def store_vectors_write(store_name: str, node_label: str, rows: Sequence[dict[st
         )
     else:
         cypher = (
-            "UNWIND $rows AS r MERGE (v:EntityVector {key: r.id}) "
-            "ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(r.embedding)"
+            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.doc_vkeys = r.vkeys "
+            "WITH r UNWIND r.vectors AS vec MERGE (v:EntityVector {key: vec.key}) "
+            "ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(vec.embedding)"
         )
     for batch in _batches(rows, 1000):
         query(store_name, cypher, {"rows": list(batch)})
+
+
+# --- orphan vector compaction ------------------------------------------------------------------
+
+# Vector nodes nothing points at: their chunk or entity is gone, or it points at another text's vector.
+_ORPHANS = {
+    "EntityVector": "MATCH (v:EntityVector) OPTIONAL MATCH (o:Entity {id: v.entity_id}) "
+    "WITH v, o WHERE o IS NULL OR NOT v.key IN coalesce(o.doc_vkeys, [o.id]) ",
+    "ChunkVector": "MATCH (v:ChunkVector) OPTIONAL MATCH (o:Chunk {id: v.chunk_id}) "
+    "WITH v, o WHERE o IS NULL OR coalesce(o.vkey, '') <> v.key ",
+}
+COMPACT_WAIT_SECONDS = 120.0
+
+
+def store_vectors_compact(store_name: str, *, dimension: int) -> dict[str, int]:
+    """Delete the orphan ChunkVector/EntityVector nodes and rebuild their vector index (a deleted
+    node would otherwise stay in the index, FalkorDB #2179). Drop, delete and re-create run in one
+    MULTI, so no write interleaves; vector search answers from full text alone until the new
+    index is built (this waits for it). Returns the number of nodes deleted per kind."""
+    removed = {"entity_vectors": 0, "chunk_vectors": 0}
+    for node, counter in (("EntityVector", "entity_vectors"), ("ChunkVector", "chunk_vectors")):
+        orphans = ro_query(store_name, _ORPHANS[node] + "RETURN count(v)")
+        if not orphans or not orphans[0][0]:
+            continue
+        pipe = falkordb_client().connection.pipeline(transaction=True)
+        pipe.execute_command("GRAPH.QUERY", store_name, f"DROP VECTOR INDEX FOR (v:{label(node)}) ON (v.embedding)")
+        pipe.execute_command("GRAPH.QUERY", store_name, _ORPHANS[node] + "DELETE v")
+        pipe.execute_command("GRAPH.QUERY", store_name, vector_index_create(node, dimension))
+        try:
+            dropped, deleted, created = pipe.execute(raise_on_error=False)
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+        finally:
+            with _ensured_lock:
+                for key in [k for k in _ensured if k[1] == store_name]:
+                    _ensured.discard(key)
+        if isinstance(dropped, Exception):
+            logger.info("no vector index to drop on %s in %s: %s", node, store_name, dropped)
+        for result in (deleted, created):
+            if isinstance(result, Exception):
+                raise result
+        removed[counter] = _statistic(deleted, "Nodes deleted")
+        _index_wait(store_name, node)
+    return removed
+
+
+def _statistic(reply: Any, name: str) -> int:
+    """A counter from the statistics that end a raw GRAPH.QUERY reply ("Nodes deleted: 3")."""
+    for line in reply[-1] if reply else []:
+        text = line.decode() if isinstance(line, bytes) else str(line)
+        if text.startswith(f"{name}:"):
+            return int(float(text.split(":", 1)[1]))
+    return 0
+
+
+def _index_wait(store_name: str, node: str) -> None:
+    deadline = time.monotonic() + COMPACT_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        rows = ro_query(store_name, "CALL db.indexes() YIELD label, status WHERE label = $l RETURN status", {"l": node})
+        if rows and all(str(row[0]) == "OPERATIONAL" for row in rows):
+            return
+        time.sleep(0.05)
+    logger.warning("vector index of %s in %s still building after compaction", node, store_name)
