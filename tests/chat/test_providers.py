@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from exograph.core.llm import LLMPermanentError, LLMTimeoutError, LLMTransientError
 from exograph.core.llm.extractive import NO_ANSWER, extractive_answer
 from exograph.core.llm.providers import llm_generate
-from tests.fakes.llm_chat import FakeAnthropicServer, FakeOpenAIChatServer, anthropic_error
+from tests.fakes.llm_chat import anthropic_error
 from tests.fakes.openai_server import openai_error
-
-
-@pytest.fixture
-def openai_chat(settings) -> Iterator[FakeOpenAIChatServer]:  # type: ignore[no-untyped-def]
-    with FakeOpenAIChatServer() as server:
-        settings.LLM_BASE_URL = server.base_url
-        settings.LLM_API_KEY = server.api_key
-        settings.LLM_TIMEOUT_SECONDS = 2.0
-        settings.LLM_MAX_RETRIES = 1
-        yield server
-
-
-@pytest.fixture
-def anthropic_chat(settings) -> Iterator[FakeAnthropicServer]:  # type: ignore[no-untyped-def]
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_API_KEY = server.api_key
-        settings.LLM_TIMEOUT_SECONDS = 2.0
-        settings.LLM_MAX_RETRIES = 1
-        yield server
 
 
 def _ask(provider: str, tokens: list[str] | None = None):  # type: ignore[no-untyped-def]
