@@ -185,7 +185,7 @@ def _evidence_for(*, actor: User, plan: ChatPlan) -> EvidenceSet:
     if plan.engine == "web":
         from exograph.sources.web import web_evidence
 
-        return web_evidence(question=plan.message)
+        return EvidenceSet(items=web_evidence(question=plan.message), contributor_ids=[])
     return evidence_retrieve(
         actor=actor, question=plan.message, engine=plan.engine, scope=plan.scope, graph_id=plan.graph_id or None
     )
