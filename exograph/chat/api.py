@@ -51,7 +51,7 @@ class EvidenceOutSerializer(serializers.Serializer):
     text = serializers.CharField()
     graph_id = serializers.CharField(allow_blank=True)
     document_id = serializers.CharField(allow_null=True)
-    source = serializers.CharField(allow_blank=True, help_text="document file name or source title")
+    source = serializers.CharField(allow_blank=True, help_text="document file name or source title")  # type: ignore[assignment]  # a declared field, not Field.source
     url = serializers.CharField(allow_null=True)
     page = serializers.IntegerField(allow_null=True)
     chunk_id = serializers.CharField(allow_null=True)

@@ -198,3 +198,20 @@ def test_world_evidence_records_contributors_earnings_without_the_question(
     usage = WorldUsage.objects.get(querier=charlie)
     assert usage.contributor_ids == [alice.pk] and usage.source == "chat"
     assert question not in usage.query_digest
+
+
+def test_graph_store_down_is_503_naming_it_and_refunds(alice, alice_client, alice_graph, fund, settings, tmp_path):  # type: ignore[no-untyped-def]
+    from exograph.core import falkor
+
+    fund(alice, 10)
+    before = credit_balance(account=alice)
+    live = settings.FALKORDB_URL
+    settings.FALKORDB_URL = f"unix://{tmp_path}/dead.sock"
+    falkor._clients.clear()
+    try:
+        response = alice_client.post(MESSAGES, {"message": "What protects qubits?"}, format="json")
+    finally:
+        settings.FALKORDB_URL = live
+        falkor._clients.clear()
+    assert response.status_code == 503 and "graph store" in response.json()["error"]["message"]
+    assert credit_balance(account=alice) == before and not ChatSession.objects.exists()

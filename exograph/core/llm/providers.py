@@ -91,9 +91,9 @@ def _openai_generate(
     parts: list[str] = []
     usage: Any = None
     try:
-        stream = client.chat.completions.create(
+        stream = client.chat.completions.create(  # type: ignore[call-overload]
             model=model,
-            messages=[{"role": "system", "content": system}, *messages],  # type: ignore[list-item]
+            messages=[{"role": "system", "content": system}, *messages],
             max_tokens=max_tokens,
             temperature=0.0,
             stream=True,
