@@ -7,12 +7,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, alone: the CPU build (sentence-transformers would otherwise pull a CUDA build).
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	# The project itself, editable and without dependencies: puts the `exograph-mcp` console script in .venv/bin.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -30,7 +32,7 @@ migrations-check: $(STAMP)
 	EXOGRAPH_VAR_DIR=$$(mktemp -d) DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run
 
 typecheck: $(STAMP)
-	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts exograph/graphs exograph/documents exograph/chat billing
+	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts exograph/graphs exograph/documents exograph/chat billing mcp_bridge
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

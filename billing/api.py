@@ -14,6 +14,7 @@ from billing.models import CreditEntry, Hold
 from billing.selectors import credit_summary_for_user, hold_get_for_user, ledger_list_for_user, pack_list
 from billing.services import checkout_session_create, stripe_webhook_receive
 from exograph.core.api import Pagination, actor_of, validated
+from exograph.core.schema import api_errors, results_of
 
 
 class CreditEntryOutSerializer(serializers.ModelSerializer[CreditEntry]):
@@ -52,6 +53,8 @@ class BalanceApi(APIView):
 
 
 class LedgerApi(APIView):
+    pagination_class = Pagination  # documents GET as the paginated object it returns (limit/offset)
+
     @extend_schema(responses=CreditEntryOutSerializer(many=True), summary="Your credit history, newest first (paged)")
     def get(self, request: Request) -> Response:
         paginator = Pagination()
@@ -60,7 +63,7 @@ class LedgerApi(APIView):
 
 
 class PackListApi(APIView):
-    @extend_schema(responses=PackOutSerializer(many=True), summary="Credit packs for sale")
+    @extend_schema(responses=results_of(PackOutSerializer, name="PackList"), summary="Credit packs for sale")
     def get(self, request: Request) -> Response:
         return Response({"results": pack_list()})
 
@@ -79,7 +82,15 @@ class CheckoutOutSerializer(serializers.Serializer):
 class CheckoutCreateApi(APIView):
     @extend_schema(
         request=CheckoutInputSerializer,
-        responses={201: CheckoutOutSerializer},
+        responses={
+            201: CheckoutOutSerializer,
+            **api_errors(
+                503,
+                e503="Purchases are disabled (Stripe is not configured: credits are granted by an admin), "
+                "or Stripe is unreachable.",
+            ),
+            **api_errors(400, 502, e400="Unknown pack (the hint lists the packs)."),
+        },
         summary="Start a Stripe Checkout for a credit pack",
     )
     def post(self, request: Request) -> Response:
@@ -95,7 +106,7 @@ class CheckoutCreateApi(APIView):
 
 
 class HoldDetailApi(APIView):
-    @extend_schema(responses=HoldOutSerializer, summary="One of your credit holds")
+    @extend_schema(responses={200: HoldOutSerializer, **api_errors(404)}, summary="One of your credit holds")
     def get(self, request: Request, hold_id: str) -> Response:
         return Response(HoldOutSerializer(hold_get_for_user(actor=actor_of(request), hold_id=hold_id)).data)
 

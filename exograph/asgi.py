@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels with session auth."""
+"""ASGI entry point: HTTP through Django (and /mcp through the MCP bridge), WebSockets through Channels with session auth."""
 
 from __future__ import annotations
 
@@ -14,13 +14,20 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from exograph.core.middleware import AccessLogMiddleware, RequestBodyLimitMiddleware  # noqa: E402
+from exograph.mcp_hosted import hosted_mcp  # noqa: E402
 from exograph.routing import websocket_urlpatterns  # noqa: E402
+
+rest_app = RequestBodyLimitMiddleware(django_asgi_app)
+# Streamable HTTP at /mcp; its tools call the REST API in-process, through the same body limits.
+mcp = hosted_mcp(rest_app)
 
 application = ProtocolTypeRouter(
     {
         # One access-log line per request (no query strings); bodies past the endpoint's limit are
         # refused (413) before Django reads them.
-        "http": AccessLogMiddleware(RequestBodyLimitMiddleware(django_asgi_app)),
+        "http": AccessLogMiddleware(mcp.router(rest_app)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Starts the MCP session manager (uvicorn --lifespan on); without it the first /mcp request does.
+        "lifespan": mcp.lifespan,
     }
 )

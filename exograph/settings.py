@@ -302,7 +302,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "exograph.core.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "exograph.core.api.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "exograph.core.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -313,6 +313,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Our PATCH bodies are validated whole (core.api.validated, never partial): keep their required fields.
+    "COMPONENT_SPLIT_PATCH": False,
 }
 
 # --- Product settings ----------------------------------------------------------------------
@@ -425,6 +427,20 @@ WEB_FETCH_TIMEOUT_SECONDS = env_float("WEB_FETCH_TIMEOUT_SECONDS", default=10.0)
 WEB_FETCH_MAX_BYTES = env_int("WEB_FETCH_MAX_BYTES", default=2_000_000, minimum=1024)
 WEB_FETCH_MAX_REDIRECTS = env_int("WEB_FETCH_MAX_REDIRECTS", default=5, minimum=0)
 WEB_FETCH_ALLOW_LOOPBACK = env_bool("WEB_FETCH_ALLOW_LOOPBACK", default=False)  # tests only
+
+# --- MCP bridge (mcp_bridge; hosted at /mcp) -----------------------------------------------
+# No tool result is longer than this (text); a cut result says what was left out and how to get more.
+MCP_MAX_OUTPUT_CHARS = env_int("EXOGRAPH_MCP_MAX_OUTPUT_CHARS", default=40_000, minimum=1000)
+# upload_document waits this long for processing before reporting "still processing" with the id.
+MCP_UPLOAD_WAIT_SECONDS = env_float("EXOGRAPH_MCP_UPLOAD_WAIT_SECONDS", default=60.0)
+# One MCP HTTP request body at most (it bounds inline base64 uploads to about 3/4 of it).
+MCP_MAX_REQUEST_BYTES = env_int("EXOGRAPH_MCP_MAX_REQUEST_BYTES", default=16 * 1024 * 1024, minimum=64 * 1024)
+# DNS-rebinding protection of /mcp: the Host and Origin headers a request may carry (exact names;
+# a Host matches with any port). Origin may be absent (non-browser clients).
+MCP_ALLOWED_HOSTS = env_list("EXOGRAPH_MCP_ALLOWED_HOSTS", default=ALLOWED_HOSTS)
+MCP_ALLOWED_ORIGINS = env_list(
+    "EXOGRAPH_MCP_ALLOWED_ORIGINS", default=[EXOGRAPH_PUBLIC_URL.rstrip("/"), *CSRF_TRUSTED_ORIGINS]
+)
 
 # --- Billing ---------------------------------------------------------------------------
 # Credits are whole integers everywhere (never float). See billing/prices.py for how they are used.
@@ -557,6 +573,8 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # The MCP SDK logs a failed tool call with its message, which can quote the caller's input.
+        "mcp": {"level": "WARNING"},
         # uvicorn's own lines (startup, errors) through the same handler, so the same redaction applies.
         "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },

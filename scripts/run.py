@@ -111,7 +111,7 @@ def main() -> int:
     )  # fmt: skip
     web = ProcessService("web", [
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
-            "--lifespan", "off", "--no-server-header", "--no-access-log",
+            "--lifespan", "on", "--no-server-header", "--no-access-log",
             "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
         ], cwd=ROOT, stop_steps=(StopStep(signal.SIGTERM, 15.0),))  # fmt: skip
     store_service = StoreService(store)

@@ -245,7 +245,8 @@ def stripe_webhook_receive(*, payload: bytes, signature: str | None) -> StripeEv
 def _session_for_completed(obj: dict[str, Any]) -> CheckoutSession:
     session_id = str(obj.get("id") or "")
     found = (
-        CheckoutSession.objects.select_for_update()
+        # Not the user row: a deleted account's user is NULL, and PostgreSQL locks no outer-joined side.
+        CheckoutSession.objects.select_for_update(of=("self", "account"))
         .select_related("account__user")
         .filter(stripe_session_id=session_id)
         .first()

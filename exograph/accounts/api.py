@@ -12,6 +12,7 @@ from exograph.accounts.models import ApiKey
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import api_key_create, api_key_revoke
 from exograph.core.api import ScopeField, actor_of, request_scope, validated
+from exograph.core.schema import api_errors, results_of
 
 
 class ApiKeyOutSerializer(serializers.ModelSerializer[ApiKey]):
@@ -53,12 +54,16 @@ class ApiKeyListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=100)
 
-    @extend_schema(responses=ApiKeyOutSerializer(many=True), summary="List your API keys")
+    @extend_schema(responses=results_of(ApiKeyOutSerializer, name="ApiKeyList"), summary="List your API keys")
     def get(self, request: Request) -> Response:
         keys = api_key_list_for_user(user=actor_of(request))
         return Response({"results": ApiKeyOutSerializer(keys, many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedSerializer}, summary="Create an API key")
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ApiKeyCreatedSerializer, **api_errors(409, e409="Too many active keys; revoke one first.")},
+        summary="Create an API key",
+    )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
         issued = api_key_create(actor=actor_of(request), name=data["name"])
@@ -68,7 +73,7 @@ class ApiKeyListCreateApi(APIView):
 
 
 class ApiKeyDetailApi(APIView):
-    @extend_schema(responses={204: None}, summary="Revoke an API key")
+    @extend_schema(responses={204: None, **api_errors(404)}, summary="Revoke an API key")
     def delete(self, request: Request, key_id: int) -> Response:
         api_key_revoke(actor=actor_of(request), key_id=key_id)
         return Response(status=204)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -16,11 +17,14 @@ from billing.metering import Meter
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
 from exograph.core.parsers import JSONParser
+from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
 from exograph.documents.serializers import (
     DocumentListItemOutSerializer,
     DocumentOutSerializer,
     DocumentUploadOutSerializer,
+    DocumentUploadQuoteOutSerializer,
+    QuoteOutSerializer,
     document_list_item,
     document_out,
 )
@@ -102,8 +106,59 @@ def _upload_from(data: dict[str, Any]) -> UploadedFile:
     return upload_validate(filename=data.get("filename") or path.name, data=upload_path_read(path))
 
 
+class _UploadOptionsInSerializer(serializers.Serializer):
+    """What every upload mode may add (documentation of DocumentListCreateApi.UploadSerializer)."""
+
+    graph_scope = ScopeField()
+    graph_id = serializers.CharField(
+        required=False, max_length=64, help_text="Upload into this graph; default: your default graph of the scope."
+    )
+    dry_run = serializers.BooleanField(required=False, help_text="true: answer the price, charge and store nothing.")
+
+
+class UploadMultipartInSerializer(_UploadOptionsInSerializer):
+    file = serializers.FileField(help_text="The PDF or DOCX.")
+    filename = serializers.CharField(required=False, max_length=4096, help_text="Default: the part's file name.")
+
+
+@extend_schema_field(OpenApiTypes.BYTE)
+class _Base64Field(serializers.CharField):
+    """A base64 string (format: byte in the schema)."""
+
+
+class UploadBase64InSerializer(_UploadOptionsInSerializer):
+    file_content_base64 = _Base64Field(help_text="The file's bytes, base64-encoded.")
+    filename = serializers.CharField(max_length=4096, help_text="The file's name, e.g. report.pdf.")
+
+
+class UploadPathInSerializer(_UploadOptionsInSerializer):
+    file_path = serializers.CharField(
+        max_length=4096, help_text="A file under the server's EXOGRAPH_UPLOAD_ROOT (self-hosted servers only)."
+    )
+    filename = serializers.CharField(required=False, max_length=4096, help_text="Default: the path's file name.")
+
+
+UPLOAD_JSON = PolymorphicProxySerializer(
+    component_name="DocumentUploadJson",
+    serializers=[UploadBase64InSerializer, UploadPathInSerializer],
+    resource_type_field_name=None,
+    many=False,
+)
+UPLOAD_200 = OpenApiResponse(
+    PolymorphicProxySerializer(
+        component_name="DocumentUploadUnchangedOrQuote",
+        serializers=[DocumentUploadOutSerializer, DocumentUploadQuoteOutSerializer],
+        resource_type_field_name=None,
+        many=False,
+    ),
+    description="dry_run=true: the price (nothing charged); else the same file was already in the graph: "
+    "status 'unchanged', nothing charged.",
+)
+
+
 class DocumentListCreateApi(APIView):
     parser_classes = [JSONParser, MultiPartParser]
+    pagination_class = Pagination  # documents GET as the paginated object it returns (limit/offset)
 
     class UploadSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, allow_empty_file=True)
@@ -112,7 +167,7 @@ class DocumentListCreateApi(APIView):
         file_path = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=4096)
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
-        dry_run = serializers.CharField(required=False)
+        # dry_run (query or body, a JSON boolean too) is read by Meter.from_request (parse_dry_run).
 
     class ListSerializer(serializers.Serializer):
         graph_scope = ScopeField()
@@ -133,10 +188,30 @@ class DocumentListCreateApi(APIView):
 
     @extend_schema(
         operation_id="documents_upload",
-        request={"application/json": UploadSerializer, "multipart/form-data": UploadSerializer},
-        responses={201: DocumentUploadOutSerializer, 200: DocumentUploadOutSerializer},
+        request={"multipart/form-data": UploadMultipartInSerializer, "application/json": UPLOAD_JSON},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: DocumentUploadOutSerializer,
+            200: UPLOAD_200,
+            **api_errors(
+                402,
+                403,
+                404,
+                409,
+                413,
+                415,
+                422,
+                e403="file_path uploads are disabled on this server, or the path is outside the upload root.",
+                e415="Not a PDF or DOCX (the type is read from the content), or a body that is not JSON or multipart.",
+                e404="No graph with this graph_id in your account.",
+                e409="The file is already in the graph as a failed or cancelled document (`document_id`), "
+                "or a request with this Idempotency-Key is still running.",
+            ),
+        },
         summary="upload_document: PDF or DOCX; 5 credits + 1 per page",
         description=(
+            "Send exactly one of: multipart `file`; JSON `file_content_base64` with `filename`; JSON `file_path`. "
+            "Idempotency-Key and dry_run=true are supported. "
             "Costs 5 credits + 1 per page. A PDF's pages are its page count (at most DOCUMENTS_MAX_PAGES, "
             "2,000 by default; a larger file is refused before it is read, for free). A DOCX's pages are the "
             "larger of the count its docProps/app.xml declares and an estimate from its text: one page per "
@@ -180,7 +255,7 @@ class DocumentListCreateApi(APIView):
 class DocumentDetailApi(APIView):
     @extend_schema(
         operation_id="documents_get",
-        responses=DocumentOutSerializer,
+        responses={200: DocumentOutSerializer, **api_errors(404)},
         summary="A document: status, stage, progress, failure",
     )
     def get(self, request: Request, document_id: str) -> Response:
@@ -189,7 +264,7 @@ class DocumentDetailApi(APIView):
 
     @extend_schema(
         operation_id="documents_delete",
-        responses={204: None},
+        responses={204: None, **api_errors(404)},
         summary="Delete a document and its knowledge (world contributions included); refunded if not processed yet",
     )
     def delete(self, request: Request, document_id: str) -> Response:
@@ -201,7 +276,10 @@ class DocumentCancelApi(APIView):
     @extend_schema(
         operation_id="documents_cancel",
         request=None,
-        responses=DocumentOutSerializer,
+        responses={
+            200: DocumentOutSerializer,
+            **api_errors(404, 409, e409="The document is not pending or processing."),
+        },
         summary="Cancel processing (refunded)",
     )
     def post(self, request: Request, document_id: str) -> Response:
@@ -213,7 +291,19 @@ class DocumentRetryApi(APIView):
     @extend_schema(
         operation_id="documents_retry",
         request=None,
-        responses={202: DocumentUploadOutSerializer},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            202: DocumentUploadOutSerializer,
+            200: OpenApiResponse(QuoteOutSerializer, description="dry_run=true: the price; nothing charged."),
+            **api_errors(
+                402,
+                404,
+                409,
+                422,
+                e409="The document is not failed or cancelled, its file is gone, or a request with this "
+                "Idempotency-Key is still running.",
+            ),
+        },
         summary="Retry a failed or cancelled document (never paid twice)",
     )
     def post(self, request: Request, document_id: str) -> Response:

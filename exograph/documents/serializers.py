@@ -78,6 +78,26 @@ class DocumentUploadOutSerializer(DocumentOutSerializer):
     balance = serializers.IntegerField()
 
 
+class QuoteOutSerializer(serializers.Serializer):
+    """The dry_run=true answer of a metered endpoint: nothing is charged or changed."""
+
+    dry_run = serializers.BooleanField()
+    credits_needed = serializers.IntegerField()
+    balance = serializers.IntegerField()
+    covered = serializers.BooleanField(help_text="Whether the balance covers credits_needed.")
+
+
+class DocumentUploadQuoteOutSerializer(QuoteOutSerializer):
+    filename = serializers.CharField()
+    pages = serializers.IntegerField()
+    pages_estimated = serializers.BooleanField()
+    scope = serializers.ChoiceField(choices=["world", "private"])
+    graph_id = serializers.CharField()
+    duplicate_of = serializers.UUIDField(
+        allow_null=True, help_text="The document this file already is in the graph (then nothing would be charged)."
+    )
+
+
 def document_out(document: Document, *, status: str | None = None) -> dict[str, Any]:
     """One document as the API returns it. `status` overrides the stored one (e.g. "unchanged")."""
     return dict(DocumentOutSerializer(document, context={"status": status}).data)

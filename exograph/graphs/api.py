@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from exograph.core.api import Pagination, ScopeField, actor_of, range_field, request_scope, validated
+from exograph.core.schema import api_errors
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import (
     MAX_N_RESULTS,
@@ -87,6 +88,8 @@ class WorldGraphOutSerializer(serializers.Serializer):
 
 
 class GraphListCreateApi(APIView):
+    pagination_class = Pagination  # documents GET as the paginated object it returns (limit/offset)
+
     class GraphListFilterSerializer(serializers.Serializer):
         graph_scope = ScopeField()
 
@@ -108,7 +111,11 @@ class GraphListCreateApi(APIView):
         body = GraphOutSerializer(page, many=True, context={"user": user}).data
         return paginator.get_paginated_response(body)
 
-    @extend_schema(request=GraphCreateInSerializer, responses={201: GraphOutSerializer}, summary="Create a graph")
+    @extend_schema(
+        request=GraphCreateInSerializer,
+        responses={201: GraphOutSerializer, **api_errors(409, e409="You already have a graph with this name.")},
+        summary="Create a graph",
+    )
     def post(self, request: Request) -> Response:
         user = actor_of(request)
         data = validated(self.GraphCreateInSerializer, request.data)
@@ -120,20 +127,30 @@ class GraphDetailApi(APIView):
     class GraphRenameInSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
 
-    @extend_schema(responses=GraphOutSerializer, summary="A graph")
+    @extend_schema(responses={200: GraphOutSerializer, **api_errors(404)}, summary="A graph")
     def get(self, request: Request, graph_id: str) -> Response:
         user = actor_of(request)
         graph = graph_get_for_user(user=user, graph_id=graph_id)
         return Response(GraphOutSerializer(graph, context={"user": user}).data)
 
-    @extend_schema(request=GraphRenameInSerializer, responses=GraphOutSerializer, summary="Rename a graph")
+    @extend_schema(
+        request=GraphRenameInSerializer,
+        responses={
+            200: GraphOutSerializer,
+            **api_errors(403, 404, 409, e403="A shared graph you do not own is read-only."),
+        },
+        summary="Rename a graph",
+    )
     def patch(self, request: Request, graph_id: str) -> Response:
         user = actor_of(request)
         data = validated(self.GraphRenameInSerializer, request.data)
         graph = graph_rename(actor=user, graph_id=graph_id, name=data["name"])
         return Response(GraphOutSerializer(graph, context={"user": user}).data)
 
-    @extend_schema(responses={204: None}, summary="Delete a graph and its knowledge")
+    @extend_schema(
+        responses={204: None, **api_errors(403, 404, e403="A shared graph you do not own, or the World Graph.")},
+        summary="Delete a graph and its knowledge",
+    )
     def delete(self, request: Request, graph_id: str) -> Response:
         graph_delete(actor=actor_of(request), graph_id=graph_id)
         return Response(status=204)
@@ -157,7 +174,10 @@ class EntitySearchApi(APIView):
 
     @extend_schema(
         parameters=[EntitySearchInSerializer],
-        responses=EntitySearchOutSerializer,
+        responses={
+            200: EntitySearchOutSerializer,
+            **api_errors(404, e404="No graph with this graph_id in your account."),
+        },
         summary="Search entities (search_entities)",
     )
     def get(self, request: Request) -> Response:
@@ -182,7 +202,7 @@ class WorldEntityApi(APIView):
 
     @extend_schema(
         parameters=[WorldEntityQuerySerializer, OpenApiParameter("entity", str, OpenApiParameter.PATH)],
-        responses=WorldGraphOutSerializer,
+        responses={200: WorldGraphOutSerializer, **api_errors(404, e404="No such entity (with `suggestions`).")},
         summary="An entity's relations in the World Graph (get_world_graph)",
     )
     def get(self, request: Request, entity: str) -> Response:

@@ -75,6 +75,15 @@ def test_run_serves_demo_account_and_stops_cleanly(run_env):
         graphs = httpx.get(f"{base}/api/v1/graphs/", headers={"Authorization": f"Bearer {demo['api_key']}"})
         assert graphs.status_code == 200 and isinstance(graphs.json()["results"], list)
         assert httpx.get(f"{base}/readyz").json()["status"] == "ok"
+        # The hosted MCP bridge: its session manager runs (uvicorn --lifespan on), tools reach the REST API.
+        mcp_headers = {
+            "Authorization": f"Bearer {demo['api_key']}",
+            "Accept": "application/json, text/event-stream",
+        }
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_graphs", "arguments": {}}}
+        mcp = httpx.post(f"{base}/mcp", json=call, headers=mcp_headers, timeout=30)
+        assert mcp.status_code == 200, mcp.text
+        assert mcp.json()["result"]["content"][0]["text"].startswith("📊 Your Knowledge Graphs")
         with httpx.Client(base_url=base) as browser:
             page = browser.get("/login/")
             token = browser.cookies["csrftoken"]

@@ -1,0 +1,164 @@
+"""The MCP bridge under test: the service served by uvicorn (lifespan on, as `make run` serves it) on a free
+loopback port in a thread, and the SDK's real clients over streamable HTTP and over stdio."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import uvicorn
+from django.conf import settings
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from billing.services import credits_grant_admin
+from exograph.graphs import store
+from exograph.graphs.models import Graph
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """exograph.asgi:application under uvicorn in a thread, with the ASGI lifespan on."""
+
+    def __init__(self) -> None:
+        from exograph.asgi import application
+
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            application, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", server_header=False
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="live-uvicorn", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture(autouse=True)
+def _world_graph_row(request) -> None:  # type: ignore[no-untyped-def]
+    """The World Graph row of migration 0002: another transactional test's flush may have removed it."""
+    if "transactional_db" not in request.fixturenames and "live_server_asgi" not in request.fixturenames:
+        marker = request.node.get_closest_marker("django_db")
+        if marker is None or not marker.kwargs.get("transaction"):
+            return
+    request.getfixturevalue("transactional_db")
+    from exograph.accounts.models import User
+
+    platform, _ = User.objects.get_or_create(
+        email="platform@exograph.internal", defaults={"is_platform": True, "is_active": False, "password": "!"}
+    )
+    Graph.objects.get_or_create(
+        id="world", defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
+    )
+
+
+@pytest.fixture
+def live_server_asgi(transactional_db) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
+    server = LiveServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        # FalkorDB outlives the test's database: drop the graphs it wrote (the world graph's too).
+        for graph_id in Graph.objects.values_list("id", flat=True):
+            store.store_drop(f"exo:{graph_id}")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """A new channel layer per test: a layer's Redis connections belong to the event loop that made them."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def fund():  # type: ignore[no-untyped-def]
+    def grant(user: Any, amount: int) -> None:
+        credits_grant_admin(account=user, amount=amount, actor=None, note="tests")
+
+    return grant
+
+
+@asynccontextmanager
+async def mcp_http(
+    url: str, *, key: str | None, scope: str | None = None, **headers: str
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK ClientSession over streamable HTTP at url, with the API key as Bearer."""
+    sent = dict(headers)
+    if key is not None:
+        sent["Authorization"] = f"Bearer {key}"
+    if scope is not None:
+        sent["X-Graph-Scope"] = scope
+    async with httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(180.0)) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def console_script() -> list[str]:
+    """`exograph-mcp` as installed by `make` (.venv/bin), else the checkout's wrapper of the same entry point."""
+    installed = Path(sys.executable).parent / "exograph-mcp"
+    if installed.exists():
+        return [str(installed)]
+    return [sys.executable, str(settings.BASE_DIR / "scripts" / "exograph-mcp")]
+
+
+@asynccontextmanager
+async def mcp_stdio(
+    api_url: str, *, key: str, scope: str | None = None, errlog: Any = None, **env_overrides: str
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK ClientSession with `exograph-mcp` spawned over stdio against api_url."""
+    command = console_script()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXOGRAPH_")}
+    env.update(EXOGRAPH_API_URL=api_url, EXOGRAPH_API_KEY=key, EXOGRAPH_MCP_UPLOAD_WAIT_SECONDS="120")
+    if scope is not None:
+        env["EXOGRAPH_GRAPH_SCOPE"] = scope
+    env.update(env_overrides)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(settings.BASE_DIR))
+    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+def fixture_copy(tmp_path: Path, relative: str) -> Path:
+    """A fixture document copied under tmp_path (the upload root in hosted tests)."""
+    from tests.documents.conftest import fixtures_dir
+
+    target = tmp_path / Path(relative).name
+    shutil.copyfile(fixtures_dir() / relative, target)
+    return target
