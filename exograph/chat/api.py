@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -22,6 +22,8 @@ from exograph.chat.services import (
     chat_session_rename,
 )
 from exograph.core.api import ScopeField, actor_of, request_scope, validated
+from exograph.core.errors import ValidationError
+from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 
 MESSAGE_ENDPOINT = "chat.messages.create"
 
@@ -31,6 +33,19 @@ class SessionPagination(CursorPagination):
     max_page_size = 200
     page_size_query_param = "limit"
     ordering = ("-modified", "-id")
+
+    def decode_cursor(self, request: Request) -> Any:
+        """A malformed cursor is a 400 naming the fix (DRF's default answers 404)."""
+        from rest_framework.exceptions import NotFound as DRFNotFound
+
+        try:
+            return super().decode_cursor(request)
+        except DRFNotFound as exc:
+            raise ValidationError(
+                "The cursor is not one this list returned.",
+                code="invalid_cursor",
+                hint="Follow the next/previous links of a previous page, or omit cursor.",
+            ) from exc
 
 
 class ChatSessionOutSerializer(serializers.Serializer):
@@ -138,6 +153,8 @@ class _ChoiceText(serializers.CharField):
 
 
 class ChatSessionListCreateApi(APIView):
+    pagination_class = SessionPagination  # documents GET as the cursor-paged object it returns
+
     class CreateSerializer(serializers.Serializer):
         title = serializers.CharField(required=False, allow_blank=True, max_length=200)
         model_name = _ChoiceText(help_text="snap (fast, 3 credits/message) or ponder (deep, 10)")
@@ -166,7 +183,7 @@ class ChatSessionListCreateApi(APIView):
     @extend_schema(
         operation_id="chat_sessions_create",
         request=CreateSerializer,
-        responses={201: ChatSessionOutSerializer},
+        responses={201: ChatSessionOutSerializer, **api_errors(404, e404="graph_id is not a graph you can read.")},
         summary="create_chat_session: free",
     )
     def post(self, request: Request) -> Response:
@@ -187,20 +204,24 @@ class ChatSessionDetailApi(APIView):
     class RenameSerializer(serializers.Serializer):
         title = serializers.CharField(max_length=200)
 
-    @extend_schema(operation_id="chat_sessions_get", responses=ChatSessionDetailOutSerializer)
+    @extend_schema(operation_id="chat_sessions_get", responses={200: ChatSessionDetailOutSerializer, **api_errors(404)})
     def get(self, request: Request, session_id: str) -> Response:
         """One of your sessions with its messages; a foreign id is a 404."""
         session = chat_session_get_for_user(user=actor_of(request), session_id=session_id)
         return Response(session_detail_out(session))
 
-    @extend_schema(operation_id="chat_sessions_rename", request=RenameSerializer, responses=ChatSessionOutSerializer)
+    @extend_schema(
+        operation_id="chat_sessions_rename",
+        request=RenameSerializer,
+        responses={200: ChatSessionOutSerializer, **api_errors(404)},
+    )
     def patch(self, request: Request, session_id: str) -> Response:
         """Rename a session."""
         data = validated(self.RenameSerializer, request.data)
         session = chat_session_rename(actor=actor_of(request), session_id=session_id, title=data["title"])
         return Response(session_out(session))
 
-    @extend_schema(operation_id="chat_sessions_delete", responses={204: None})
+    @extend_schema(operation_id="chat_sessions_delete", responses={204: None, **api_errors(404)})
     def delete(self, request: Request, session_id: str) -> Response:
         """Delete a session and its messages."""
         chat_session_delete(actor=actor_of(request), session_id=session_id)
@@ -220,7 +241,22 @@ class ChatMessageCreateApi(APIView):
     @extend_schema(
         operation_id="chat_messages_send",
         request=SendSerializer,
-        responses={201: SendOutSerializer},
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: SendOutSerializer,
+            200: OpenApiResponse(description="dry_run=true: the quote (credits_needed, balance, covered)."),
+            **api_errors(
+                402,
+                404,
+                409,
+                422,
+                502,
+                504,
+                e404="session_id or graph_id is not yours to read.",
+                e502="The model provider refused the request (the message names it); credits refunded.",
+                e504="The model provider timed out (the message names it); credits refunded.",
+            ),
+        },
         summary="send_chat_message: snap 3 credits, ponder 10",
         description=(
             "Retrieves evidence, asks the model and checks the answer's citations. Without session_id a "

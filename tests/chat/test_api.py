@@ -215,3 +215,8 @@ def test_graph_store_down_is_503_naming_it_and_refunds(alice, alice_client, alic
         falkor._clients.clear()
     assert response.status_code == 503 and "graph store" in response.json()["error"]["message"]
     assert credit_balance(account=alice) == before and not ChatSession.objects.exists()
+
+
+def test_malformed_session_cursor_is_400(alice_client):  # type: ignore[no-untyped-def]
+    response = alice_client.get(SESSIONS, {"cursor": "not-a-cursor"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_cursor"
