@@ -413,6 +413,30 @@ LLM_BASE_URL = env_str("LLM_BASE_URL", "")
 LLM_API_KEY = env_secret("LLM_API_KEY", required=False)
 LLM_MODEL = env_str("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", default=60.0)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", default=2, minimum=0)  # SDK retries (backoff, Retry-After)
+
+# --- Chat ------------------------------------------------------------------------------
+# Provider: extractive (default, no network: answers with cited evidence sentences), openai (the
+# official SDK against LLM_BASE_URL: OpenAI, vLLM, Ollama...) or anthropic (the official SDK).
+CHAT_PROVIDER = env_choice("CHAT_PROVIDER", choices=("extractive", "openai", "anthropic"), default="extractive")
+ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL", "")  # empty: the SDK's default (api.anthropic.com)
+ANTHROPIC_API_KEY = env_secret("ANTHROPIC_API_KEY", required=False)
+# snap: a fast model with a smaller context; ponder: a strong model, more context, a checking pass.
+CHAT_SNAP_MODEL = env_str("CHAT_SNAP_MODEL", "") or LLM_MODEL
+CHAT_PONDER_MODEL = env_str("CHAT_PONDER_MODEL", "") or CHAT_SNAP_MODEL
+CHAT_SNAP_CONTEXT_TOKENS = env_int("CHAT_SNAP_CONTEXT_TOKENS", default=4000, minimum=256)
+CHAT_PONDER_CONTEXT_TOKENS = env_int("CHAT_PONDER_CONTEXT_TOKENS", default=16000, minimum=256)
+CHAT_MAX_OUTPUT_TOKENS = env_int("CHAT_MAX_OUTPUT_TOKENS", default=800, minimum=16)
+CHAT_HISTORY_TOKENS = env_int("CHAT_HISTORY_TOKENS", default=1500, minimum=0)  # prior turns' budget
+CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", default=8000, minimum=1)
+# Web engine: a Brave Search API or SearXNG JSON endpoint. Empty WEB_SEARCH_URL: engine web is off.
+WEB_SEARCH_PROVIDER = env_choice("WEB_SEARCH_PROVIDER", choices=("brave", "searxng"), default="brave")
+WEB_SEARCH_URL = env_str("WEB_SEARCH_URL", "")
+WEB_SEARCH_API_KEY = env_secret("WEB_SEARCH_API_KEY", required=False)
+WEB_FETCH_TIMEOUT_SECONDS = env_float("WEB_FETCH_TIMEOUT_SECONDS", default=10.0)
+WEB_FETCH_MAX_BYTES = env_int("WEB_FETCH_MAX_BYTES", default=2_000_000, minimum=1024)
+WEB_FETCH_MAX_REDIRECTS = env_int("WEB_FETCH_MAX_REDIRECTS", default=5, minimum=0)
+WEB_FETCH_ALLOW_LOOPBACK = env_bool("WEB_FETCH_ALLOW_LOOPBACK", default=False)  # tests only
 
 # --- MCP bridge (mcp_bridge; hosted at /mcp) -----------------------------------------------
 # No tool result is longer than this (text); a cut result says what was left out and how to get more.

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
+from exograph.chat.urls import api_urlpatterns as chat_api
 from exograph.core import views as core_views
 from exograph.documents.urls import api_urlpatterns as documents_api
 from exograph.graphs import api as graphs_api
@@ -20,6 +21,7 @@ api_v1 = [
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     *documents_api,
+    *chat_api,
     *billing_api_urls,
 ]
 

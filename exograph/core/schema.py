@@ -45,6 +45,7 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     429: "Rate limit spent: wait for Retry-After seconds (RateLimit-* headers tell the budget).",
     502: "The payment provider refused the request.",
     503: "A dependency is down (the message names it); retry later.",
+    504: "A dependency timed out (the message names it); retry later.",
 }
 # Any request may get these: bad scope header or body (400), no key (401), the rate limit (429)
 # and the rate limiter's Redis down (503); one with a body also a body past the limit (413) or an

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from exograph.chat.llm import LLMError, llm_chat_complete
 from exograph.core.errors import PermanentError, TransientError
+from exograph.core.llm import LLMError, llm_chat_complete
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.extraction import (
     Entity,

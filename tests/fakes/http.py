@@ -44,8 +44,12 @@ class Reply:
     body: Any = None  # dict/list -> JSON; bytes/str -> as is; None -> empty
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering (to provoke client timeouts)
+    content_type: str | None = None  # overrides the type guessed from the body (e.g. text/event-stream)
 
     def encoded(self) -> tuple[bytes, str]:
+        if self.content_type is not None:
+            raw = self.body if isinstance(self.body, bytes) else str(self.body or "").encode()
+            return raw, self.content_type
         if self.body is None:
             return b"", "application/json"
         if isinstance(self.body, bytes):

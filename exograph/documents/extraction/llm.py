@@ -7,8 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from exograph.chat.llm import LLMPermanentError, llm_chat_complete
 from exograph.core.errors import ExoGraphError, ServiceUnavailable
+from exograph.core.llm import LLMPermanentError, llm_chat_complete
 from exograph.documents.extraction.offline import OfflineExtractor
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import (

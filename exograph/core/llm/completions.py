@@ -1,7 +1,7 @@
 """A small client for OpenAI-compatible chat completions (vLLM, Ollama, OpenAI, ...).
 
 Settings: LLM_BASE_URL (e.g. http://127.0.0.1:8001/v1), LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS.
-The chat app owns this module; documents uses it for structured extraction.
+Documents uses it for structured extraction; chat uses exograph.core.llm.providers (the official SDKs).
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ class LLMPermanentError(LLMError, PermanentError):
     """The endpoint refused the request (4xx: credentials, model, schema): a retry will not fix it."""
 
     status, code = 502, "llm_rejected"
+
+
+class LLMTimeoutError(LLMTransientError):
+    """The provider did not answer in time (after the SDK's retries)."""
+
+    status, code = 504, "llm_timeout"
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,7 @@ __all__ = [
     "ChatReply",
     "LLMError",
     "LLMPermanentError",
+    "LLMTimeoutError",
     "LLMTransientError",
     "PermanentError",
     "llm_chat_complete",

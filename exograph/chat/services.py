@@ -1,0 +1,360 @@
+"""Chat writes: sessions (create, rename, delete) and sending a message (retrieve, generate, check, store).
+
+Metering is the interface's (billing.metering.Meter): it charges before `chat_message_send` runs and
+refunds when it raises. `chat_message_prepare` validates everything first, so bad input costs nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from billing.services import earnings_record
+from exograph.accounts.models import User
+from exograph.chat.citations import citations_check
+from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
+from exograph.chat.models import ChatMessage, ChatRole, ChatSession
+from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
+from exograph.chat.tokens import token_count
+from exograph.core.errors import ValidationError
+from exograph.core.llm.extractive import extractive_answer
+from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
+from exograph.core.scope import Scope
+from exograph.graphs.selectors import graph_get_for_user
+
+logger = logging.getLogger(__name__)
+
+TITLE_CHARS = 80
+SYSTEM_PROMPT = (
+    "You answer questions using only the numbered evidence below. Each item is labelled with its origin "
+    "(private: the user's own graph; world: the shared World Graph; web: a web page). Cite every factual "
+    "sentence with the numbers of the items that support it, e.g. [2] or [1, 3]. Never state a figure or "
+    "a name the cited evidence does not contain. If the evidence does not hold the answer, say plainly "
+    "that the graphs do not hold it. Answer briefly."
+)
+CHECK_PROMPT = (
+    "Check the draft answer below against the numbered evidence. Keep sentences whose figures and names "
+    "their cited items contain; rewrite or drop the others; keep the [n] citations. Reply with the "
+    "revised answer only."
+)
+
+TokenSink = Callable[[str], None]
+
+
+def _check_choice(value: str, *, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValidationError(
+            f"Unknown {name} {str(value)[:40]!r}; allowed: {', '.join(allowed)}.",
+            code=f"invalid_{name}",
+            hint=f"Send {name} as one of: {', '.join(allowed)}.",
+        )
+    return value
+
+
+def _check_engine_available(engine: str) -> None:
+    if engine == "web" and not settings.WEB_SEARCH_URL:
+        raise ValidationError(
+            "Engine web needs a web search API, and none is configured.",
+            code="web_search_not_configured",
+            hint="Set WEB_SEARCH_URL (and WEB_SEARCH_API_KEY) to a Brave Search or SearXNG endpoint, "
+            "or use engine rag or graph.",
+        )
+
+
+def _check_message(message: str) -> str:
+    text = (message or "").strip()
+    if not text:
+        raise ValidationError("The message is empty.", code="invalid_message", hint="Send a non-empty message.")
+    limit = settings.CHAT_MESSAGE_MAX_CHARS
+    if len(text) > limit:
+        raise ValidationError(
+            f"The message has {len(text)} characters; the limit is {limit}.",
+            code="message_too_long",
+            hint=f"Shorten the message to at most {limit} characters.",
+        )
+    return text
+
+
+def title_from(message: str) -> str:
+    """A session title from its first message: the first line, at most TITLE_CHARS characters."""
+    first = " ".join(message.split())
+    if len(first) <= TITLE_CHARS:
+        return first
+    return first[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def chat_session_create(
+    *,
+    actor: User,
+    title: str = "",
+    model_name: str = "snap",
+    reasoning_engine: str = "rag",
+    graph_scope: Scope = Scope.PRIVATE,
+    graph_id: str = "",
+) -> ChatSession:
+    """Create a session. Raises ValidationError (model, engine, web unconfigured), NotFound (graph_id)."""
+    _check_choice(model_name, name="model", allowed=MODELS)
+    _check_choice(reasoning_engine, name="reasoning_engine", allowed=ENGINES)
+    _check_engine_available(reasoning_engine)
+    if graph_id:
+        graph_get_for_user(user=actor, graph_id=graph_id)
+    return ChatSession.objects.create(
+        owner=actor,
+        title=" ".join((title or "").split())[:200],
+        model_name=model_name,
+        reasoning_engine=reasoning_engine,
+        graph_scope=Scope(graph_scope),
+        graph_id=graph_id or "",
+    )
+
+
+def chat_session_rename(*, actor: User, session_id: object, title: str) -> ChatSession:
+    """Rename one of actor's sessions. Raises NotFound, ValidationError (empty title)."""
+    session = chat_session_get_for_user(user=actor, session_id=session_id)
+    clean = " ".join((title or "").split())[:200]
+    if not clean:
+        raise ValidationError("The title is empty.", code="invalid_title", hint="Send a non-empty title.")
+    session.title = clean
+    session.save(update_fields=["title", "modified"])
+    return session
+
+
+def chat_session_delete(*, actor: User, session_id: object) -> None:
+    """Delete one of actor's sessions and its messages. Raises NotFound."""
+    chat_session_get_for_user(user=actor, session_id=session_id).delete()
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    """A validated send_chat_message: nothing is written or charged yet."""
+
+    message: str
+    session: ChatSession | None
+    model: str
+    engine: str
+    scope: Scope
+    graph_id: str
+
+    @property
+    def action(self) -> str:
+        return f"chat.{self.model}"
+
+
+def chat_message_prepare(
+    *,
+    actor: User,
+    message: str,
+    session_id: object = None,
+    model: str | None = None,
+    engine: str | None = None,
+    scope: Scope | None = None,
+    default_scope: Scope = Scope.PRIVATE,
+    graph_id: str | None = None,
+) -> ChatPlan:
+    """Validate a message before any charge. A session's model/engine/scope/graph apply unless given
+    (a new session takes default_scope, the request's header scope).
+    Raises ValidationError (message, model, engine), NotFound (session or graph). No writes."""
+    text = _check_message(message)
+    session = chat_session_get_for_user(user=actor, session_id=session_id) if session_id else None
+    chosen_model = model or (session.model_name if session else "snap")
+    chosen_engine = engine or (session.reasoning_engine if session else "graph")
+    _check_choice(chosen_model, name="model", allowed=MODELS)
+    _check_choice(chosen_engine, name="reasoning_engine", allowed=ENGINES)
+    _check_engine_available(chosen_engine)
+    chosen_graph = graph_id if graph_id is not None else (session.graph_id if session else "")
+    if chosen_graph:
+        graph_get_for_user(user=actor, graph_id=chosen_graph)
+    chosen_scope = Scope(scope) if scope else (Scope(session.graph_scope) if session else Scope(default_scope))
+    return ChatPlan(
+        message=text,
+        session=session,
+        model=chosen_model,
+        engine=chosen_engine,
+        scope=chosen_scope,
+        graph_id=chosen_graph or "",
+    )
+
+
+def _evidence_for(*, actor: User, plan: ChatPlan) -> EvidenceSet:
+    if plan.engine == "web":
+        from exograph.sources.web import web_evidence
+
+        return EvidenceSet(items=web_evidence(question=plan.message), contributor_ids=[])
+    return evidence_retrieve(
+        actor=actor, question=plan.message, engine=plan.engine, scope=plan.scope, graph_id=plan.graph_id or None
+    )
+
+
+def _history(*, session: ChatSession | None, budget: int) -> list[dict[str, str]]:
+    """The newest prior turns whose tokens fit the budget, oldest first (user/assistant alternating)."""
+    if session is None or budget <= 0:
+        return []
+    turns: list[dict[str, str]] = []
+    used = 0
+    for message in reversed(list(chat_message_list(session=session))):
+        cost = token_count(message.content)
+        if used + cost > budget:
+            break
+        used += cost
+        turns.append({"role": str(message.role), "content": message.content})
+    turns.reverse()
+    while turns and turns[0]["role"] != "user":
+        turns.pop(0)
+    return turns
+
+
+def _prior_evidence(session: ChatSession | None) -> dict[int, dict[str, Any]]:
+    if session is None:
+        return {}
+    prior: dict[int, dict[str, Any]] = {}
+    for message in chat_message_list(session=session).filter(role=ChatRole.ASSISTANT):
+        for item in message.evidence or []:
+            prior[int(item["n"])] = item
+    return prior
+
+
+def _evidence_block(items: list[dict[str, Any]], budget: int) -> str:
+    lines: list[str] = []
+    used = 0
+    for item in items:
+        where = item.get("source") or item.get("url") or item.get("graph_id") or ""
+        line = f"[{item['n']}] ({item['origin']}, {item['kind']}{', ' + where if where else ''}) {item['text']}"
+        cost = token_count(line)
+        if used + cost > budget:
+            break
+        used += cost
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _generate(
+    *, plan: ChatPlan, items: list[dict[str, Any]], history: list[dict[str, str]], on_token: TokenSink | None
+) -> dict[str, Any]:
+    provider = settings.CHAT_PROVIDER
+    if provider == "extractive":
+        text = extractive_answer(
+            question=plan.message, evidence=[(item["n"], item["text"]) for item in items], on_token=on_token
+        )
+        return {"text": text, "provider": "extractive", "model": "extractive", "input_tokens": 0, "output_tokens": 0}
+    model = model_for(plan.model)
+    context = context_tokens_for(plan.model)
+    evidence = _evidence_block(items, budget=max(256, context - settings.CHAT_MAX_OUTPUT_TOKENS))
+    system = f"{SYSTEM_PROMPT}\n\nEvidence:\n{evidence or '(none)'}"
+    messages = [*history, {"role": "user", "content": plan.message}]
+    first = llm_generate(
+        provider=provider,
+        model=model,
+        system=system,
+        messages=messages,
+        max_tokens=settings.CHAT_MAX_OUTPUT_TOKENS,
+        on_token=on_token if plan.model == "snap" else None,
+    )
+    reply = first
+    if plan.model == "ponder":  # a second pass checks the draft against the evidence
+        reply = llm_generate(
+            provider=provider,
+            model=model,
+            system=f"{CHECK_PROMPT}\n\nEvidence:\n{evidence or '(none)'}",
+            messages=[{"role": "user", "content": f"Question: {plan.message}\n\nDraft answer:\n{first.text}"}],
+            max_tokens=settings.CHAT_MAX_OUTPUT_TOKENS,
+            on_token=on_token,
+        )
+    return {
+        "text": reply.text,
+        "provider": reply.provider,
+        "model": reply.model,
+        "input_tokens": first.input_tokens + (reply.input_tokens if reply is not first else 0),
+        "output_tokens": first.output_tokens + (reply.output_tokens if reply is not first else 0),
+    }
+
+
+def _reserve_numbers(session: ChatSession | None, count: int) -> int:
+    """The first evidence number for `count` new items, unique within the session (atomic bump)."""
+    if session is None:
+        return 1
+    with transaction.atomic():
+        ChatSession.objects.filter(pk=session.pk).update(next_evidence_number=F("next_evidence_number") + count)
+        session.refresh_from_db(fields=["next_evidence_number"])
+    return session.next_evidence_number - count
+
+
+def chat_message_send(
+    *, actor: User, plan: ChatPlan, credits_charged: int = 0, on_token: TokenSink | None = None
+) -> dict[str, Any]:
+    """Retrieve evidence, generate, check citations, then store the turn (a new session when plan has
+    none) and record world contributors' earnings. Writes only after generation succeeds. Raises
+    ServiceUnavailable (graph store, web search), LLM errors (provider down 503, timeout 504)."""
+    found = _evidence_for(actor=actor, plan=plan)
+    start = _reserve_numbers(plan.session, len(found.items))
+    items = [{"n": start + i, **item} for i, item in enumerate(found.items)]
+    history = _history(session=plan.session, budget=min(settings.CHAT_HISTORY_TOKENS, context_tokens_for(plan.model)))
+    generated = _generate(plan=plan, items=items, history=history, on_token=on_token)
+    known = {**_prior_evidence(plan.session), **{item["n"]: item for item in items}}
+    check = citations_check(answer=generated["text"], evidence={n: str(item["text"]) for n, item in known.items()})
+    usage = {
+        "credits": credits_charged,
+        "provider": generated["provider"],
+        "model": plan.model,
+        "provider_model": generated["model"],
+        "input_tokens": generated["input_tokens"],
+        "output_tokens": generated["output_tokens"],
+    }
+    with transaction.atomic():
+        session = plan.session
+        if session is None:
+            session = ChatSession.objects.create(
+                owner=actor,
+                title=title_from(plan.message),
+                model_name=plan.model,
+                reasoning_engine=plan.engine,
+                graph_scope=plan.scope,
+                graph_id=plan.graph_id,
+                next_evidence_number=len(items) + 1,
+            )
+        elif not session.title:
+            session.title = title_from(plan.message)
+        ChatMessage.objects.create(session=session, role=ChatRole.USER, content=plan.message)
+        answer = ChatMessage.objects.create(
+            session=session,
+            role=ChatRole.ASSISTANT,
+            content=check.answer,
+            model_name=plan.model,
+            reasoning_engine=plan.engine,
+            evidence=items,
+            citations=check.as_dict(),
+            usage=usage,
+        )
+        session.save(update_fields=["title", "modified"])
+        if found.contributor_ids:
+            earnings_record(querier=actor, query=plan.message, contributor_ids=found.contributor_ids, source="chat")
+    logger.info(
+        "chat message session=%s message=%s engine=%s model=%s evidence=%d grounded=%s",
+        session.id,
+        answer.id,
+        plan.engine,
+        plan.model,
+        len(items),
+        check.grounded,
+    )
+    cited = [known[n] for n in check.cited if n in known]
+    return {
+        "session_id": str(session.id),
+        "message_id": str(answer.id),
+        "title": session.title,
+        "answer": check.answer,
+        "model": plan.model,
+        "reasoning_engine": plan.engine,
+        "graph_scope": str(plan.scope),
+        "graph_id": plan.graph_id or None,
+        "evidence": cited,
+        "grounded": check.grounded,
+        "support_score": check.support_score,
+        "citations": check.as_dict(),
+        "usage": usage,
+    }
