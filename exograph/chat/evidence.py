@@ -1,7 +1,6 @@
 """The one adapter between chat and Retrieve: evidence items for an engine (rag | graph), unnumbered.
 
-Today it reads `exograph.graphs.selectors.retrieve`; when `exograph/graphs/retrieval.py` lands, only
-this module changes (rag → mode "passages", graph → mode "graph"). Items are plain dicts:
+Reads `exograph.graphs.retrieval` (rag → mode "passages", graph → mode "graph"). Items are plain dicts:
 {kind, text, origin (private|world|web), graph_id, document_id, source, url, page, chunk_id}.
 """
 
@@ -12,7 +11,7 @@ from typing import Any
 
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
-from exograph.graphs.models import WORLD_GRAPH_ID
+from exograph.graphs.retrieval import Evidence, retrieve_for_user
 
 ENGINES = ("rag", "graph", "web")
 
@@ -23,35 +22,32 @@ class EvidenceSet:
     contributor_ids: list[int] = field(default_factory=list)  # world-graph contributors (billing earnings)
 
 
-def _item(raw: dict[str, Any]) -> dict[str, Any]:
-    graph_id = str(raw.get("graph_id") or "")
+def _item(evidence: Evidence) -> dict[str, Any]:
     return {
-        "kind": raw.get("kind", "passage"),
-        "text": str(raw.get("text") or ""),
-        "origin": "world" if graph_id == WORLD_GRAPH_ID else "private",
-        "graph_id": graph_id,
-        "document_id": raw.get("document_id"),
-        "source": str(raw.get("source") or ""),
-        "url": raw.get("url"),
-        "page": raw.get("page"),
-        "chunk_id": raw.get("chunk_id"),
+        "kind": evidence.kind,
+        "text": evidence.text,
+        "origin": evidence.origin,
+        "graph_id": evidence.graph_id,
+        "document_id": evidence.document_id,
+        "source": evidence.source,
+        "url": evidence.url,
+        "page": evidence.page,
+        "chunk_id": evidence.chunk_id,
     }
+
+
+MODES = {"rag": "passages", "graph": "graph"}
 
 
 def evidence_retrieve(
     *, actor: User, question: str, engine: str, scope: Scope, graph_id: str | None, limit: int = 12
 ) -> EvidenceSet:
-    """Evidence for question from the graphs actor may read (engine rag: passages only; graph: entities,
-    relations and passages). Pure read. Raises NotFound (graph_id), ServiceUnavailable (graph store down)."""
-    from exograph.graphs.selectors import retrieve
-
-    found = retrieve(user=actor, query=question, scope=scope, graph_id=graph_id or None, hops=2)
-    raw_items = found["items"]
-    if engine == "rag":
-        raw_items = [item for item in raw_items if item.get("kind") == "passage"]
-    else:  # graph: the connecting relations first, then the passages, then the entities
-        order = {"relation": 0, "fact": 0, "passage": 1, "entity": 2}
-        raw_items = sorted(raw_items, key=lambda item: order.get(str(item.get("kind")), 3))
-    items = [_item(raw) for raw in raw_items if raw.get("text")][:limit]
+    """Evidence for question from the graphs actor may read (engine rag: passages only; graph: facts, relations,
+    passages and entities from the graph walk and its ranking). Pure read. Raises NotFound (graph_id),
+    ServiceUnavailable (graph store down)."""
+    found = retrieve_for_user(
+        actor=actor, question=question, scope=scope, graph_id=graph_id or None, mode=MODES[engine], top_k=limit, hops=2
+    )
+    items = [_item(evidence) for evidence in found.items if evidence.text][:limit]
     world = any(item["origin"] == "world" for item in items)
-    return EvidenceSet(items=items, contributor_ids=list(found["contributor_ids"]) if world else [])
+    return EvidenceSet(items=items, contributor_ids=list(found.contributor_ids) if world else [])
