@@ -32,7 +32,7 @@ def _evidence_numbers(system: str) -> list[int]:
 
 def test_openai_answer_is_checked_against_the_numbered_evidence(alice, alice_client, alice_graph, fund, openai_chat):  # type: ignore[no-untyped-def]
     fund(alice, 10)
-    openai_chat.queue("Quantum computing runs Shor's algorithm [1]. It was invented in 1995 [1]. [42]")
+    openai_chat.queue("Quantum error correction protects qubits from noise [1]. It was invented in 1995 [1]. [42]")
     body = alice_client.post(
         MESSAGES, {"message": "What protects qubits?", "reasoning_engine": "rag"}, format="json"
     ).json()
@@ -42,7 +42,9 @@ def test_openai_answer_is_checked_against_the_numbered_evidence(alice, alice_cli
     assert _evidence_numbers(sent["messages"][0]["content"])[0] == 1
     assert body["citations"]["invalid"] == [42] and "[42]" not in body["answer"]
     assert body["citations"]["unsupported"][0]["figures"] == ["1995"]
-    assert body["grounded"] is True and body["support_score"] == 0.5
+    assert (
+        body["grounded"] is True and body["support_score"] == 0.0
+    )  # the one factual sentence (a figure) is unsupported
     assert body["usage"]["provider"] == "openai" and body["usage"]["output_tokens"] > 0
 
 
