@@ -270,7 +270,7 @@ class GraphExploreApi(APIView):
     @extend_schema(
         operation_id="graphs_explore",
         parameters=[ExploreQuerySerializer],
-        responses=ExploreOutSerializer,
+        responses={200: ExploreOutSerializer, **api_errors(404)},
         summary="A bounded neighbourhood of an entity (nodes, typed edges, provenance) for the graph explorer",
     )
     def get(self, request: Request, graph_id: str) -> Response:
