@@ -20,8 +20,15 @@ import defusedxml.ElementTree as SafeET
 from django.conf import settings
 
 from exograph.core.errors import ServiceUnavailable
-from exograph.sources.base import RequestBudget, SearchOptions, SourceHit, SourceKind, SourceText
-from exograph.sources.calls import capped, source_get, source_unavailable
+from exograph.sources.base import (
+    RequestBudget,
+    SearchOptions,
+    SourceBudgetExhausted,
+    SourceHit,
+    SourceKind,
+    SourceText,
+)
+from exograph.sources.calls import broader_terms, capped, content_terms, source_get, source_unavailable
 from exograph.sources.fetch import FetchFailed
 from exograph.sources.filters import keep
 
@@ -31,10 +38,7 @@ ATOM = "{http://www.w3.org/2005/Atom}"
 ACCEPT = ("application/atom+xml", "application/xml", "text/xml")
 SETTING = "ARXIV_API_URL"
 MAX_TERMS = 8
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how in into is it its of on or that the their "
-    "there these this to was what when where which who why will with".split()
-)
+_KEY = re.compile(r"^(\d{4}\.\d{4,5}|[a-z][a-z.-]*/\d{7})$", re.IGNORECASE)  # new-style or archive/number
 _ABS_ID = re.compile(r"arxiv\.org/abs/(?P<id>[^?#\s]+?)(?:v\d+)?$", re.IGNORECASE)
 
 _turn_lock = threading.Lock()
@@ -53,9 +57,11 @@ def _wait_turn() -> None:
 
 def search_query(query: str, options: SearchOptions) -> str:
     """The arXiv search_query for a free-text query: its content words ANDed over all fields, plus the
-    submission-date range. Only word characters reach arXiv's query syntax. '' when no word is left."""
-    words = [word for word in re.findall(r"[^\W_]+", query.lower()) if word not in _STOPWORDS]
-    terms = list(dict.fromkeys(words))[:MAX_TERMS]
+    submission-date range. Only letters and digits reach arXiv's query syntax. '' when no word is left."""
+    return _expression(content_terms(query, limit=MAX_TERMS), options)
+
+
+def _expression(terms: list[str], options: SearchOptions) -> str:
     if not terms:
         return ""
     expression = " AND ".join(f"all:{term}" for term in terms)
@@ -153,24 +159,37 @@ class ArxivSource:
         return parse_feed(page.body)
 
     def search(self, query: str, *, limit: int, budget: RequestBudget, options: SearchOptions) -> list[SourceHit]:
-        """The most relevant papers for query (submitted within the date range when one is set). One request."""
-        expression = search_query(query, options)
+        """The most relevant papers for query (submitted within the date range when one is set). One
+        request, and one more with the query's three longest words when all of them together find nothing."""
+        terms = content_terms(query, limit=MAX_TERMS)
         limit = max(0, min(limit, settings.RESEARCH_SOURCE_MAX_RESULTS))
-        if not expression or limit == 0:
+        if not terms or limit == 0:
             return []
-        params: dict[str, str | int] = {
-            "search_query": expression,
+        found = self._get(self._params(terms, options, limit), budget)
+        broader = broader_terms(terms)
+        if not found and broader:
+            try:
+                found = self._get(self._params(broader, options, limit), budget)
+            except SourceBudgetExhausted:
+                return []
+        return keep(found, options, limit=limit)
+
+    @staticmethod
+    def _params(terms: list[str], options: SearchOptions, limit: int) -> dict[str, str | int]:
+        return {
+            "search_query": _expression(terms, options),
             "start": 0,
             "max_results": limit,
             "sortBy": "relevance",
             "sortOrder": "descending",
         }
-        return keep(self._get(params, budget), options, limit=limit)
 
     def read(self, hit: SourceHit, *, budget: RequestBudget) -> SourceText:
         """The paper's abstract with its title and authors; a request only when the hit carries no abstract."""
         if hit.snippet:
             return SourceText(hit=hit, text=paper_text(hit))
+        if not _KEY.match(hit.key):
+            raise FetchFailed("An arXiv hit's key is its arXiv id (e.g. 2403.01234).", code="source_bad_key")
         try:
             found = self._get({"id_list": hit.key, "start": 0, "max_results": 1}, budget)
         except ServiceUnavailable as exc:

@@ -114,6 +114,8 @@ def fetch(
     try:
         current = url
         for _ in range(settings.WEB_FETCH_MAX_REDIRECTS + 1):
+            if time.monotonic() > deadline:
+                raise FetchFailed("The page did not answer in time.", code="fetch_timeout")
             scheme, host, direct, port = _target(current)
             default_port = port == (443 if scheme == "https" else 80)
             headers = {

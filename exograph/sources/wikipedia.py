@@ -16,13 +16,21 @@ from urllib.parse import quote, urlsplit
 from django.conf import settings
 
 from exograph.core.errors import ServiceUnavailable
-from exograph.sources.base import RequestBudget, SearchOptions, SourceHit, SourceKind, SourceText
-from exograph.sources.calls import capped, source_get, source_unavailable
+from exograph.sources.base import (
+    RequestBudget,
+    SearchOptions,
+    SourceBudgetExhausted,
+    SourceHit,
+    SourceKind,
+    SourceText,
+)
+from exograph.sources.calls import broader_terms, capped, content_terms, source_get, source_unavailable
 from exograph.sources.fetch import FetchFailed
 from exograph.sources.filters import filters_active, keep
 
 ACCEPT = ("application/json",)
 SETTING = "WIKIPEDIA_API_URL"
+MAX_TERMS = 12
 # Trailing sections that hold lists of links and citations, not knowledge (English Wikipedia's names).
 _TAIL_SECTIONS = frozenset({"see also", "references", "notes", "external links", "further reading", "bibliography"})
 _TAG = re.compile(r"<[^>]+>")
@@ -121,19 +129,31 @@ class WikipediaSource:
         return page.body
 
     def search(self, query: str, *, limit: int, budget: RequestBudget, options: SearchOptions) -> list[SourceHit]:
-        """Articles for query (asking for twice as many when options filter). One request."""
+        """Articles for the query's content words (asking for twice as many when options filter). One
+        request, and one more with the three longest words when all of them together find nothing."""
+        terms = content_terms(query, limit=MAX_TERMS)
         limit = max(0, min(limit, settings.RESEARCH_SOURCE_MAX_RESULTS))
-        if not query.strip() or limit == 0:
+        if not terms or limit == 0:
             return []
         wanted = min(limit * 2, settings.RESEARCH_SOURCE_MAX_RESULTS) if filters_active(options) else limit
-        params: dict[str, str | int] = {
+        found = parse_search(self._query(self._params(terms, max(wanted, limit)), budget))
+        broader = broader_terms(terms)
+        if not found and broader:
+            try:
+                found = parse_search(self._query(self._params(broader, max(wanted, limit)), budget))
+            except SourceBudgetExhausted:
+                return []
+        return keep(found, options, limit=limit)
+
+    @staticmethod
+    def _params(terms: list[str], count: int) -> dict[str, str | int]:
+        return {
             "list": "search",
-            "srsearch": " ".join(query.split())[:300],
+            "srsearch": " ".join(terms)[:300],
             "srnamespace": 0,
-            "srlimit": max(wanted, limit),
+            "srlimit": count,
             "srprop": "timestamp|snippet",
         }
-        return keep(parse_search(self._query(params, budget)), options, limit=limit)
 
     def read(self, hit: SourceHit, *, budget: RequestBudget) -> SourceText:
         """The article's plain text (capped by RESEARCH_SOURCE_MAX_CHARS), titled. One request."""

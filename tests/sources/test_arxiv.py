@@ -60,9 +60,17 @@ def test_an_unknown_id_reads_as_a_failed_fetch(arxiv_api: FakeArxiv, budget) -> 
     with pytest.raises(FetchFailed) as caught:
         ArxivSource().read(type(bare)(adapter="arxiv", kind="paper", key="2901.99999", title="", url=""), budget=budget)
     assert caught.value.code == "source_no_text"
-    with pytest.raises(FetchFailed) as caught:  # arXiv answers a malformed id with a 400 error feed
-        ArxivSource().read(type(bare)(adapter="arxiv", kind="paper", key="not-an-id", title="", url=""), budget=budget)
+    with pytest.raises(FetchFailed) as caught:  # arXiv answers an id it cannot parse with a 400 error feed
+        ArxivSource().read(
+            type(bare)(adapter="arxiv", kind="paper", key="abc.def/1234567", title="", url=""), budget=budget
+        )
     assert caught.value.code == "source_unavailable" and "arxiv" in caught.value.message
+    sent = len(arxiv_api.requests)
+    for key in ("2403.01234,2106.09876", "x OR y", ""):  # never more than the one id reaches id_list
+        with pytest.raises(FetchFailed) as caught:
+            ArxivSource().read(type(bare)(adapter="arxiv", kind="paper", key=key, title="", url=""), budget=budget)
+        assert caught.value.code == "source_bad_key"
+    assert len(arxiv_api.requests) == sent
 
 
 def test_date_range_goes_into_the_query_and_is_enforced_on_the_reply(arxiv_api: FakeArxiv, budget) -> None:  # type: ignore[no-untyped-def]
@@ -180,3 +188,22 @@ def test_abstracts_are_capped_by_the_text_setting(settings, arxiv_api: FakeArxiv
     )
     [hit] = ArxivSource().search("knowledge graph retrieval", limit=1, budget=budget, options=NO_OPTIONS)
     assert len(hit.snippet) <= 500 and len(ArxivSource().read(hit, budget=budget).text) <= 500
+
+
+def test_when_all_words_find_nothing_the_three_longest_are_tried_once(arxiv_api: FakeArxiv, budget) -> None:  # type: ignore[no-untyped-def]
+    hits = ArxivSource().search("sparse retrieval over billions zq", limit=3, budget=budget, options=NO_OPTIONS)
+    assert [h.key for h in hits] == ["2106.09876"]
+    sent = [q["search_query"][0] for q in arxiv_api.queries()]
+    assert sent == [
+        "all:sparse AND all:retrieval AND all:over AND all:billions AND all:zq",
+        "all:sparse AND all:retrieval AND all:billions",
+    ]
+    assert budget.remaining == 18
+    assert ArxivSource().search("quantum gravity foam", limit=3, budget=budget, options=NO_OPTIONS) == []
+    assert len(arxiv_api.requests) == 3  # three words or fewer: nothing broader to try
+
+
+def test_the_broader_retry_is_skipped_when_the_budget_is_spent(arxiv_api: FakeArxiv) -> None:
+    budget = RequestBudget(remaining=1)
+    assert ArxivSource().search("sparse retrieval over billions zq", limit=3, budget=budget, options=NO_OPTIONS) == []
+    assert len(arxiv_api.requests) == 1 and budget.remaining == 0

@@ -134,3 +134,15 @@ def test_a_failed_read_is_a_failed_fetch_naming_wikipedia(wiki_api: FakeMediaWik
     with pytest.raises(FetchFailed) as caught:
         WikipediaSource().read(SourceHit("wikipedia", "article", "736", "Knowledge graph", ""), budget=budget)
     assert caught.value.code == "source_unavailable" and "wikipedia" in caught.value.message
+
+
+def test_stopwords_are_dropped_and_an_empty_search_is_retried_broader(wiki_api: FakeMediaWiki, budget) -> None:  # type: ignore[no-untyped-def]
+    empty = {"batchcomplete": True, "query": {"searchinfo": {"totalhits": 0}, "search": []}}
+    wiki_api.reply_next(Reply(200, empty, content_type="application/json"))
+    hits = WikipediaSource().search(
+        "What is the history of knowledge graphs at Google?", limit=5, budget=budget, options=NO_OPTIONS
+    )
+    assert hits and hits[0].key == "736"
+    assert [p["srsearch"] for p in wiki_api.params()] == ["history knowledge graphs google", "history knowledge graphs"]
+    assert WikipediaSource().search("what is the", limit=5, budget=budget, options=NO_OPTIONS) == []
+    assert len(wiki_api.requests) == 2
