@@ -60,7 +60,8 @@ def web_search(
         if settings.WEB_SEARCH_API_KEY:
             headers["X-Subscription-Token"] = settings.WEB_SEARCH_API_KEY
         if date_from or date_to:
-            start, end = date_from or date(1970, 1, 1), date_to or timezone.now().date()
+            start = date_from or date(1970, 1, 1)
+            end = date_to or max(start, timezone.now().date())
             params["freshness"] = f"{start.isoformat()}to{end.isoformat()}"
     else:
         params["format"] = "json"

@@ -6,6 +6,7 @@ from datetime import date
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.utils import timezone
 
 from exograph.core.errors import ServiceUnavailable
 from exograph.sources.base import RequestBudget, SearchOptions, SourceBudgetExhausted
@@ -142,3 +143,10 @@ def test_a_malformed_search_reply_is_service_unavailable_naming_the_search_api(w
     web.reply_next(Reply(500, {"error": "down"}))
     with pytest.raises(ServiceUnavailable):
         WebSource().search("Corvane", limit=1, budget=budget, options=NO_OPTIONS)
+
+
+def test_an_open_ended_range_asks_brave_up_to_today(web: FakeWeb, budget) -> None:  # type: ignore[no-untyped-def]
+    WebSource().search("anything", limit=2, budget=budget, options=SearchOptions(date_from=date(2024, 1, 1)))
+    WebSource().search("anything", limit=2, budget=budget, options=SearchOptions(date_to=date(2020, 5, 1)))
+    sent = [parse_qs(urlsplit(r.path).query)["freshness"][0] for r in web.requests]
+    assert sent == [f"2024-01-01to{timezone.now().date().isoformat()}", "1970-01-01to2020-05-01"]
