@@ -160,6 +160,7 @@ def _extractive(*, topic: str, model: str, sources: Sequence[SourceDigest], fact
 
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
+_CITE_STRIP = re.compile(r"\s*\[\d{1,3}\]")
 
 
 def _parse_llm(text: str, numbers: set[int], limit: int) -> Synthesis:
@@ -169,7 +170,7 @@ def _parse_llm(text: str, numbers: set[int], limit: int) -> Synthesis:
     for item in (data.get("findings") or [])[:limit] if isinstance(data, dict) else []:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             continue
-        body = _CITE.sub("", item["text"]).strip()[:FINDING_CHARS]
+        body = _CITE_STRIP.sub("", item["text"]).strip()[:FINDING_CHARS]
         cited = [int(n) for n in item.get("citations") or [] if isinstance(n, int) and n in numbers]
         cited += [int(n) for n in _CITE.findall(item["text"]) if int(n) in numbers]
         if body and cited:

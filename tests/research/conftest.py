@@ -19,6 +19,7 @@ from exograph.documents.services import document_text_ingest
 from exograph.graphs import store
 from exograph.graphs.models import Graph, GraphKind
 from exograph.graphs.services import graph_default_for_user
+from tests.fakes.llm_chat import FakeOpenAIChatServer
 
 QUANTUM = [
     (
@@ -100,3 +101,17 @@ def world_source(fund) -> Callable[..., Document]:  # type: ignore[no-untyped-de
 def quantum_world(bob, world_source) -> list[Document]:  # type: ignore[no-untyped-def]
     """Three world-scope articles on quantum error correction, contributed by bob."""
     return [world_source(bob, title=title, text=text, url=url) for title, text, url in QUANTUM]
+
+
+@pytest.fixture
+def openai_research(settings) -> Iterator[FakeOpenAIChatServer]:  # type: ignore[no-untyped-def]
+    """RESEARCH_PROVIDER=openai against a loopback Chat Completions fake (the production SDK path)."""
+    with FakeOpenAIChatServer() as server:
+        settings.RESEARCH_PROVIDER = "openai"
+        settings.LLM_BASE_URL = server.base_url
+        settings.LLM_API_KEY = server.api_key
+        settings.CHAT_SNAP_MODEL = "fast-model"
+        settings.CHAT_PONDER_MODEL = "strong-model"
+        settings.LLM_TIMEOUT_SECONDS = 2.0
+        settings.LLM_MAX_RETRIES = 0
+        yield server
