@@ -42,6 +42,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.documents.web_urls")),
+    path("", include("research.web_urls")),
     path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]
