@@ -187,5 +187,10 @@ def test_completed_report_exports_and_chat_over_its_graph_cites_a_source(alice, 
         format="json",
     )
     assert response.status_code == 201, response.json()
-    cited = {item["document_id"] for item in response.json()["evidence"]}
-    assert cited & {s["document_id"] for s in session.report["sources"]}
+    by_document = {s["document_id"]: s for s in session.report["sources"]}
+    cited = [item for item in response.json()["evidence"] if item["document_id"] in by_document]
+    assert cited
+    # the citation carries the source's provenance: its title and URL
+    for item in cited:
+        source = by_document[item["document_id"]]
+        assert (item["source"], item["url"]) == (source["title"], source["url"])
