@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import date
 
 import pytest
 
@@ -78,7 +79,9 @@ def fund() -> Callable[[User, int], None]:
 def world_source(fund) -> Callable[..., Document]:  # type: ignore[no-untyped-def]
     """Ingest a text into the contributor's world-scope graph (merged into the World Graph when processed)."""
 
-    def add(contributor: User, *, title: str, text: str, url: str | None = None) -> Document:
+    def add(
+        contributor: User, *, title: str, text: str, url: str | None = None, published: date | None = None
+    ) -> Document:
         fund(contributor, 50)
         graph = graph_default_for_user(actor=contributor, scope=Scope.WORLD, kind=GraphKind.DOCUMENT)
         document, _ = document_text_ingest(
@@ -89,6 +92,7 @@ def world_source(fund) -> Callable[..., Document]:  # type: ignore[no-untyped-de
             idempotency_key=f"test-world-{uuid.uuid4().hex}",
             source_url=url,
             source_type=SourceType.ARTICLE,
+            published=published,
         )
         document.refresh_from_db()
         assert document.status == DocumentStatus.PROCESSED, (document.status, document.failure_reason)

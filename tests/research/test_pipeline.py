@@ -194,3 +194,35 @@ def test_completed_report_exports_and_chat_over_its_graph_cites_a_source(alice, 
     for item in cited:
         source = by_document[item["document_id"]]
         assert (item["source"], item["url"]) == (source["title"], source["url"])
+
+
+def test_options_exclude_domains_and_dates_and_select_source_kinds(alice, bob, fund, world_source):
+    from datetime import date
+
+    first, second, third = QUANTUM
+    world_source(bob, title=first[0], text=first[1], url=first[2], published=date(2024, 3, 1))
+    world_source(bob, title=second[0], text=second[1], url=second[2], published=date(2024, 4, 1))
+    world_source(bob, title=third[0], text=third[1], url=third[2], published=date(2018, 1, 1))
+    fund(alice, 100)
+    session = research_session_create(
+        actor=alice,
+        query="quantum error correction",
+        sources=["local"],
+        date_from=date(2020, 1, 1),
+        excluded_domains=["articles.example.com"],
+    )
+    session.refresh_from_db()
+    assert session.status == ResearchStatus.COMPLETED, session.error
+    # the 2018 decoder post is out of range, the articles.example.com page is excluded
+    assert [s["title"] for s in session.report["sources"]] == [first[0]]
+    assert session.report["sources"][0]["published"] == "2024-03-01"
+
+
+def test_watch_topics_are_in_the_beat_schedule():
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("setup_periodic_tasks", stdout=out)
+    assert "research.tasks.research_watch_due_task" in out.getvalue()
