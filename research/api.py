@@ -176,9 +176,14 @@ class ResearchListCreateApi(APIView):
         summary="list_research_sessions: newest first (free, cursor-paged)",
     )
     def get(self, request: Request) -> Response:
-        """list_research_sessions(graph_scope?, limit=10): limit 1..100, else 400."""
+        """list_research_sessions(graph_scope?, limit=10): limit 1..100, else 400; graph_scope defaults to the
+        X-Graph-Scope header when one is sent, else all scopes."""
         data = validated(self.ResearchListSerializer, request.query_params)
-        scope = Scope(data["graph_scope"]) if data.get("graph_scope") else None
+        # graph_scope, else an X-Graph-Scope header sent with the request, else every scope.
+        if data.get("graph_scope"):
+            scope: Scope | None = Scope(data["graph_scope"])
+        else:
+            scope = request.graph_scope if request.headers.get("X-Graph-Scope") else None  # type: ignore[attr-defined]
         sessions = research_session_list_for_user(user=actor_of(request), scope=scope)
         paginator = ResearchPagination()
         page = paginator.paginate_queryset(sessions, request, view=self)

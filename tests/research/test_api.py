@@ -141,6 +141,8 @@ def test_status_list_and_cancel_and_charlie_sees_nothing(alice_client, charlie_c
     nxt = alice_client.get(page["next"]).json()
     assert [s["id"] for s in nxt["results"]] == [ids[0]]
     assert alice_client.get(URL, {"graph_scope": "world"}).json()["results"] == []
+    assert alice_client.get(URL, HTTP_X_GRAPH_SCOPE="world").json()["results"] == []
+    assert len(alice_client.get(URL, HTTP_X_GRAPH_SCOPE="private").json()["results"]) == 2
     for bad in (0, 101, "x"):
         response = alice_client.get(URL, {"limit": bad})
         assert response.status_code == 400, bad
