@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import date, timedelta
 from typing import Any
@@ -134,8 +136,16 @@ class _Run:
     def done(self, key: str) -> ResearchStep | None:
         return self.steps.get(key)
 
-    def store(self, key: str, *, result: dict[str, Any], cost: int, source: dict[str, Any] | None = None) -> None:
-        """Capture the step's price and store its result (and its source) in one transaction."""
+    def store(
+        self,
+        key: str,
+        *,
+        result: dict[str, Any],
+        cost: int,
+        source: dict[str, Any] | None = None,
+        also: Callable[[], object] | None = None,
+    ) -> None:
+        """Capture the step's price and store its result (and its source, and `also`) in one transaction."""
         from billing.services import credits_capture
 
         try:
@@ -156,6 +166,8 @@ class _Run:
                     result["number"] = number
                     ResearchStep.objects.filter(pk=step.pk).update(result=result)
                 ResearchSession.objects.filter(pk=self.session.pk).update(credits_spent=F("credits_spent") + cost)
+                if also is not None:
+                    also()
         except IntegrityError:
             # Another delivery of this task stored the step first: keep its result (its capture is the one).
             existing = ResearchStep.objects.filter(session=self.session, key=key).first()
@@ -418,8 +430,29 @@ class _Run:
         }
         if cost and not self.affordable(cost):
             cost = 0  # the reserve was kept for this step; only a changed price table gets here
-        self.store(key, result={"report": report, "notes": self.notes}, cost=cost)
+        self.store(key, result={"report": report, "notes": self.notes}, cost=cost, also=self._world_usage(sources))
         return report
+
+    def _world_usage(self, sources: list[ResearchSource]) -> Callable[[], object]:
+        """Record (with the synthesis, once) that this session read World Graph documents of other accounts:
+        billing pays their contributors, as for search and chat. Only the topic's digest is stored."""
+        from billing.services import earnings_record
+
+        world_ids = [s.key.removeprefix("local:") for s in sources if s.adapter == "local"]
+        valid = []
+        for value in world_ids:
+            try:
+                valid.append(uuid.UUID(value))
+            except ValueError:
+                continue
+        contributors = list(Document.objects.filter(id__in=valid).values_list("owner_id", flat=True).distinct())
+
+        def record() -> object:
+            return earnings_record(
+                querier=self.session.owner, contributor_ids=contributors, source="research", query=self.session.topic
+            )
+
+        return record
 
     # --- the flow -------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from billing.models import Hold, HoldStatus
+from billing.models import Hold, HoldStatus, WorldUsage
 from billing.services import credit_balance
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
@@ -47,6 +47,10 @@ def test_session_reads_world_sources_into_its_graph_and_reports_with_citations(a
     assert credit_balance(account=alice) == 100 - session.credits_spent
     hits = search_entities(user=alice, query="surface codes", scope=Scope.PRIVATE, graph_id=session.graph_id)
     assert hits
+    # bob contributed the world documents it read: billing records the use (topic digest only) to pay him
+    usage = WorldUsage.objects.get(querier=alice)
+    assert usage.source == "research" and usage.contributor_ids == [quantum_world[0].owner_id]
+    assert "surface" not in usage.query_digest
 
 
 def test_budget_exhausted_mid_way_completes_with_a_note_and_never_overspends(alice, fund, quantum_world, settings):
