@@ -492,6 +492,12 @@ def research_session_run(*, session_id: str) -> str:
         outcome = _Run(session).go()
     except _Stopped:
         logger.info("research session %s stopped", session.id)
+        if ResearchSession.objects.filter(pk=session.pk, status__in=ACTIVE_STATUSES).exists():
+            # Not cancelled, yet its hold is closed (the stale-hold sweep released it): it cannot spend any more.
+            research_session_fail(
+                session=session,
+                reason="The credits held for this session were released before it finished. Start it again.",
+            )
         return STOPPED
     except (TransientError, ServiceUnavailable):
         raise

@@ -141,8 +141,17 @@ def _seeded_ids(api_schema: Any, alice: User, auth: _Key) -> dict[str, Callable[
         body = response.json()
         return {"document_id": body["id"] if response.status_code in (200, 201) else body["error"]["document_id"]}
 
+    def research() -> dict[str, Any]:
+        # A pending session (its pipeline waits for a commit that never comes inside the test).
+        from research.services import research_session_create
+
+        return {"session_id": str(research_session_create(actor=alice, query="schemathesis topic").id)}
+
     return {
         "/graphs/{graph_id}/": graph,
+        "/research/{session_id}/": research,
+        "/research/{session_id}/cancel/": research,
+        "/research/{session_id}/export/": research,
         "/billing/holds/{hold_id}/": hold,
         "/keys/{key_id}/": key,
         "/documents/{document_id}/": document,

@@ -230,3 +230,19 @@ def test_watch_topics_are_in_the_beat_schedule():
     out = io.StringIO()
     call_command("setup_periodic_tasks", stdout=out)
     assert "research.tasks.research_watch_due_task" in out.getvalue()
+
+
+def test_a_session_whose_hold_was_released_fails_with_the_reason_instead_of_hanging(alice, fund):
+    from django.db import transaction
+
+    from billing.services import credits_release
+    from research.services import research_session_run
+
+    fund(alice, 100)
+    with transaction.atomic():  # queued on commit: released first, as the stale-hold sweep would
+        session = research_session_create(actor=alice, query="quantum error correction")
+        credits_release(hold=Hold.objects.get(pk=session.hold_id), reason="released after inactivity")
+    session.refresh_from_db()
+    assert session.status == ResearchStatus.FAILED and "released before it finished" in session.error
+    assert research_session_run(session_id=str(session.id)) == "stopped"
+    assert credit_balance(account=alice) == 100 and session.credits_spent == 0
