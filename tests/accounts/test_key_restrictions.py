@@ -175,3 +175,10 @@ def test_the_api_keys_page_cannot_edit_another_accounts_key(client, alice, charl
     response = client.post(f"/account/keys/{charlies.key.pk}/edit/", {"read_only": "on"}, follow=True)
     assert "No such API key." in response.content.decode()
     assert ApiKey.objects.get(pk=charlies.key.pk).read_only is False
+
+
+def test_the_mcp_setup_page_points_agents_to_read_only_and_capped_keys(client, alice):
+    assert client.login(email=alice.email, password="correct-horse-battery-staple")
+    page = client.get("/mcp-setup/").content.decode()
+    assert "<strong>read-only</strong>" in page and "<strong>monthly credit cap</strong>" in page
+    assert "exo_YOUR_API_KEY" in page  # the snippets carry the key placeholder
