@@ -602,10 +602,17 @@ async def send_chat_message(
 )
 async def create_research_session(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, max_length=1000, description="The research topic or question.")],
+    query: Annotated[
+        str, Field(min_length=3, max_length=2000, description="The research topic or question (3-2,000 characters).")
+    ],
     budget_credits: Annotated[
         int | None,
-        Field(ge=1, le=100_000, description="Credit limit: at most this many credits are held and spent."),
+        Field(
+            ge=1,
+            le=100_000,
+            description="Credit limit: at most this many credits are held and spent (at least the model's "
+            "price, 30; default 30).",
+        ),
     ] = None,
     graph_id: Annotated[str | None, Field(max_length=64, description="Add the findings to this graph.")] = None,
     graph_scope: ScopeArg = None,
@@ -682,7 +689,7 @@ async def list_research_sessions(
     more exist the result names the cursor for the next page. Free.
     """
     bridge = bridge_of(ctx)
-    scope = effective_scope(ctx, graph_scope)
+    scope = graph_scope or bridge.default_scope(ctx)  # neither: every scope (as the REST list)
     async with client_for(ctx) as exo:
         response = await exo.research_sessions(graph_scope=scope, limit=limit, cursor=cursor)
     page = formatting.format_research_sessions(response, scope=scope, limit=bridge.settings.max_output_chars)
