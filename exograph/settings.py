@@ -443,6 +443,22 @@ WEB_FETCH_TIMEOUT_SECONDS = env_float("WEB_FETCH_TIMEOUT_SECONDS", default=10.0)
 WEB_FETCH_MAX_BYTES = env_int("WEB_FETCH_MAX_BYTES", default=2_000_000, minimum=1024)
 WEB_FETCH_MAX_REDIRECTS = env_int("WEB_FETCH_MAX_REDIRECTS", default=5, minimum=0)
 WEB_FETCH_ALLOW_LOOPBACK = env_bool("WEB_FETCH_ALLOW_LOOPBACK", default=False)  # tests only
+# One fetch end to end (redirects and body included): a server dripping bytes cannot hold a worker longer.
+WEB_FETCH_DEADLINE_SECONDS = env_float("WEB_FETCH_DEADLINE_SECONDS", default=30.0)
+
+# --- Research sources ---
+# The outside sources research sessions read (exograph/sources/: arxiv, wikipedia, web). An empty URL turns
+# that source off; with none configured a session reads the platform's own world graph only ("local"), so it
+# completes with no network. Every call goes through the safe fetcher (exograph/sources/fetch.py), so these
+# endpoints must be public addresses. The web source uses the WEB_SEARCH_* settings above.
+ARXIV_API_URL = env_str("ARXIV_API_URL", "")  # e.g. https://export.arxiv.org/api/query
+# arXiv's API terms ask for no more than one request every 3 seconds (kept per worker process).
+ARXIV_MIN_INTERVAL_SECONDS = env_float("ARXIV_MIN_INTERVAL_SECONDS", default=3.0)
+WIKIPEDIA_API_URL = env_str("WIKIPEDIA_API_URL", "")  # e.g. https://en.wikipedia.org/w/api.php
+RESEARCH_SOURCE_TIMEOUT_SECONDS = env_float("RESEARCH_SOURCE_TIMEOUT_SECONDS", default=15.0)  # per read
+RESEARCH_SOURCE_MAX_BYTES = env_int("RESEARCH_SOURCE_MAX_BYTES", default=5_000_000, minimum=1024)  # one reply
+RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=50_000, minimum=500)  # text of one source
+RESEARCH_SOURCE_MAX_RESULTS = env_int("RESEARCH_SOURCE_MAX_RESULTS", default=20, minimum=1)  # hits per search
 
 # --- MCP bridge (mcp_bridge; hosted at /mcp) -----------------------------------------------
 # No tool result is longer than this (text); a cut result says what was left out and how to get more.

@@ -2,13 +2,16 @@
 to must be public (no private, loopback, link-local, reserved or multicast; loopback only when
 WEB_FETCH_ALLOW_LOOPBACK is on, for tests); the connection goes to the checked address (no DNS
 rebinding between check and connect; TLS still verifies the name via SNI); each redirect is checked
-again; timeouts, content types and sizes are capped by settings."""
+again; timeouts (per read and for the whole fetch), content types and sizes are capped by settings.
+Source adapters fetch API replies (Atom, JSON) through it too, naming the types they accept."""
 
 from __future__ import annotations
 
 import ipaddress
 import logging
 import socket
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -91,19 +94,34 @@ def _target(url: str) -> tuple[str, str, str, int]:
     return scheme, host, direct, port
 
 
-def fetch(url: str, *, client: httpx.Client | None = None) -> FetchedPage:
-    """GET url safely (see the module doc). Network call; raises FetchRefused or FetchFailed."""
+def fetch(
+    url: str,
+    *,
+    client: httpx.Client | None = None,
+    accept: Sequence[str] = ALLOWED_TYPES,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+) -> FetchedPage:
+    """GET url safely (see the module doc): only the content types in accept, at most max_bytes
+    (WEB_FETCH_MAX_BYTES), each read within timeout and the whole fetch within WEB_FETCH_DEADLINE_SECONDS.
+    Network call; raises FetchRefused or FetchFailed."""
     own = client is None
-    http = client or httpx.Client(timeout=settings.WEB_FETCH_TIMEOUT_SECONDS, follow_redirects=False, verify=True)
+    seconds = timeout or settings.WEB_FETCH_TIMEOUT_SECONDS
+    http = client or httpx.Client(timeout=seconds, follow_redirects=False, verify=True)
+    deadline = time.monotonic() + max(settings.WEB_FETCH_DEADLINE_SECONDS, seconds)
+    allowed = tuple(kind.lower() for kind in accept)
+    cap = max_bytes or settings.WEB_FETCH_MAX_BYTES
     try:
         current = url
         for _ in range(settings.WEB_FETCH_MAX_REDIRECTS + 1):
+            if time.monotonic() > deadline:
+                raise FetchFailed("The page did not answer in time.", code="fetch_timeout")
             scheme, host, direct, port = _target(current)
             default_port = port == (443 if scheme == "https" else 80)
             headers = {
                 "Host": host if default_port else f"{host}:{port}",
                 "User-Agent": USER_AGENT,
-                "Accept": ", ".join(ALLOWED_TYPES),
+                "Accept": ", ".join(allowed),
             }
             extensions = {"sni_hostname": host} if scheme == "https" else {}
             try:
@@ -117,15 +135,16 @@ def fetch(url: str, *, client: httpx.Client | None = None) -> FetchedPage:
                     if response.status_code >= 400:
                         raise FetchFailed(f"The page answered {response.status_code}.", code="fetch_http_error")
                     kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-                    if kind not in ALLOWED_TYPES:
+                    if kind not in allowed:
                         raise FetchRefused(f"Content type {kind[:60]!r} is not fetched.", code="fetch_content_type")
-                    cap = settings.WEB_FETCH_MAX_BYTES
                     declared = response.headers.get("content-length", "")
                     if declared.isdigit() and int(declared) > cap:
                         raise FetchRefused(f"The page is larger than {cap} bytes.", code="fetch_too_large")
                     body = bytearray()
                     truncated = False
                     for piece in response.iter_bytes():
+                        if time.monotonic() > deadline:  # a server dripping bytes never trips the read timeout
+                            raise FetchFailed("The page did not answer in time.", code="fetch_timeout")
                         body.extend(piece)
                         if len(body) > cap:
                             truncated = True

@@ -1,13 +1,16 @@
 """Web search clients, by settings: Brave Search API (WEB_SEARCH_PROVIDER=brave; key in
 X-Subscription-Token) or a SearXNG JSON endpoint (searxng; format=json). The endpoint is the
-operator's configuration, so it is called directly (not through the SSRF-checked fetcher)."""
+operator's configuration, so it is called directly (not through the SSRF-checked fetcher); the result
+URLs it returns are not, and are only ever fetched through it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import httpx
 from django.conf import settings
+from django.utils import timezone
 
 from exograph.core.errors import ServiceUnavailable, ValidationError
 
@@ -17,6 +20,14 @@ class SearchResult:
     title: str
     url: str
     snippet: str
+    published: date | None = None  # Brave's page_age, SearXNG's publishedDate, when given
+
+
+def _day(value: object) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
 
 
 def web_search_configured() -> bool:
@@ -31,8 +42,11 @@ def _unavailable(detail: str) -> ServiceUnavailable:
     )
 
 
-def web_search(*, query: str, count: int = 5) -> list[SearchResult]:
-    """Search the configured API. Network call; raises ValidationError (not configured), ServiceUnavailable."""
+def web_search(
+    *, query: str, count: int = 5, date_from: date | None = None, date_to: date | None = None
+) -> list[SearchResult]:
+    """Search the configured API (Brave narrows to the date range itself; callers still filter on the
+    results' dates). Network call; raises ValidationError (not configured), ServiceUnavailable."""
     if not web_search_configured():
         raise ValidationError(
             "No web search API is configured.",
@@ -45,6 +59,10 @@ def web_search(*, query: str, count: int = 5) -> list[SearchResult]:
     if brave:
         if settings.WEB_SEARCH_API_KEY:
             headers["X-Subscription-Token"] = settings.WEB_SEARCH_API_KEY
+        if date_from or date_to:
+            start = date_from or date(1970, 1, 1)
+            end = date_to or max(start, timezone.now().date())
+            params["freshness"] = f"{start.isoformat()}to{end.isoformat()}"
     else:
         params["format"] = "json"
         if settings.WEB_SEARCH_API_KEY:
@@ -64,7 +82,8 @@ def web_search(*, query: str, count: int = 5) -> list[SearchResult]:
             SearchResult(
                 title=str(row.get("title") or ""),
                 url=str(row["url"]),
-                snippet=str(row.get("description") if brave else row.get("content") or ""),
+                snippet=str((row.get("description") if brave else row.get("content")) or ""),
+                published=_day(row.get("page_age") if brave else row.get("publishedDate")),
             )
             for row in rows
             if isinstance(row, dict) and row.get("url")

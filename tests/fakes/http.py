@@ -48,6 +48,8 @@ class Reply:
 
     def encoded(self) -> tuple[bytes, str]:
         if self.content_type is not None:
+            if isinstance(self.body, dict | list):
+                return json.dumps(self.body).encode(), self.content_type
             raw = self.body if isinstance(self.body, bytes) else str(self.body or "").encode()
             return raw, self.content_type
         if self.body is None:
@@ -89,6 +91,11 @@ class FakeHTTPServer:
         with self._lock:
             for _ in range(times):
                 self._scripted.append(Reply(status, body, dict(headers or {}), delay))
+
+    def reply_next(self, reply: Reply) -> None:
+        """Answer the next request with this exact reply (any body and content type) instead of the normal one."""
+        with self._lock:
+            self._scripted.append(reply)
 
     def reset(self) -> None:
         with self._lock:
