@@ -444,11 +444,14 @@ def format_research_status(session: Mapping[str, Any], *, limit: int) -> Bounded
     report = session.get("report")
     papers, articles = int(session.get("papers") or 0), int(session.get("articles") or 0)
     if status == "completed":
-        lines += ["", "✅ Research Complete!", ""]
-        lines.append(
-            f"Found {papers} academic paper{'' if papers == 1 else 's'} and {articles} technical "
-            f"article{'' if articles == 1 else 's'} on {session.get('topic', 'this topic')}."
-        )
+        lines += ["", "✅ Research Complete!"]
+        summary = str(report.get("summary") or "") if isinstance(report, Mapping) else ""
+        if not summary.startswith("Found "):  # the report's summary usually says it already
+            lines += [
+                "",
+                f"Found {papers} academic paper{'' if papers == 1 else 's'} and {articles} technical "
+                f"article{'' if articles == 1 else 's'} on {session.get('topic', 'this topic')}.",
+            ]
         if isinstance(report, Mapping):
             lines += _report_lines(report)
     elif status in ("failed", "cancelled"):

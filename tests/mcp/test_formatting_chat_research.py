@@ -228,3 +228,10 @@ def test_a_read_only_key_refusal_reads_as_the_keys_permission():
     )
     assert text.startswith("Not allowed: This API key (exo_***…) is read-only")
     assert text.endswith("(HTTP 403, key_read_only)")
+
+
+def test_research_status_does_not_repeat_a_summary_that_already_counts_the_sources():
+    summary = "Found 2 academic papers and 1 technical article on transformers. Attention dominates."
+    done = {**RESEARCH, "status": "completed", "report": {**REPORT, "summary": summary}, "papers": 2, "articles": 1}
+    text = format_research_status(done, limit=LIMIT).text
+    assert text.count("Found 2 academic papers") == 1 and summary in text
