@@ -460,6 +460,31 @@ RESEARCH_SOURCE_MAX_BYTES = env_int("RESEARCH_SOURCE_MAX_BYTES", default=5_000_0
 RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=50_000, minimum=500)  # text of one source
 RESEARCH_SOURCE_MAX_RESULTS = env_int("RESEARCH_SOURCE_MAX_RESULTS", default=20, minimum=1)  # hits per search
 
+# --- Research (research/) ---------------------------------------------------------------
+# Planner and synthesiser: extractive (default, no network: sub-queries from keyphrases, findings from
+# extracted relations and sentences) or the chat providers (openai | anthropic, the LLM_* settings above).
+RESEARCH_PROVIDER = env_choice(
+    "RESEARCH_PROVIDER", choices=("extractive", "openai", "anthropic"), default=CHAT_PROVIDER
+)
+# What each pipeline step captures from the session's hold (whole credits), per model. The session's
+# budget (held at creation, default the model's price in BILLING_PRICES) caps their sum.
+RESEARCH_STEP_PRICES: dict[str, dict[str, int]] = {
+    "snap": {"plan": 2, "search": 1, "read": 3, "synthesise": 5},
+    "ponder": {"plan": 5, "search": 2, "read": 8, "synthesise": 15},
+}
+RESEARCH_SUBQUERIES = {"snap": 3, "ponder": 5}  # sub-questions planned (the topic itself is the first)
+RESEARCH_MAX_SOURCES = {"snap": 8, "ponder": 16}  # sources read at most per run (the budget may stop sooner)
+RESEARCH_HITS_PER_QUERY = env_int("RESEARCH_HITS_PER_QUERY", default=5, minimum=1)
+RESEARCH_MAX_SOURCE_REQUESTS = env_int("RESEARCH_MAX_SOURCE_REQUESTS", default=60, minimum=1)
+RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=60_000, minimum=500)
+RESEARCH_QUERY_MAX_CHARS = 2000
+RESEARCH_QUERY_MIN_CHARS = 3
+# The report waits this long for its sources' ingest (another queue) before it is written from what is ready.
+RESEARCH_INGEST_WAIT_SECONDS = env_int("RESEARCH_INGEST_WAIT_SECONDS", default=15 * 60, minimum=0)
+RESEARCH_INGEST_POLL_SECONDS = env_float("RESEARCH_INGEST_POLL_SECONDS", default=2.0)
+RESEARCH_TASK_MAX_RETRIES = env_int("RESEARCH_TASK_MAX_RETRIES", default=3, minimum=0)
+RESEARCH_FINDINGS_MAX = {"snap": 6, "ponder": 10}
+
 # --- MCP bridge (mcp_bridge; hosted at /mcp) -----------------------------------------------
 # No tool result is longer than this (text); a cut result says what was left out and how to get more.
 MCP_MAX_OUTPUT_CHARS = env_int("EXOGRAPH_MCP_MAX_OUTPUT_CHARS", default=40_000, minimum=1000)
@@ -572,6 +597,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "options": {"queue": "billing"},
     },
     # Orphan vector nodes (removed documents, changed texts) dropped and the vector indexes rebuilt.
+    # Watch topics whose next run is due start a new run (its own budget) into the same graph.
+    "research-watch-due": {
+        "task": "research.tasks.research_watch_due_task",
+        "schedule": 15 * 60.0,
+        "options": {"queue": "research"},
+    },
     "graphs-compact-vectors": {
         "task": "exograph.graphs.tasks.graph_vectors_compact_task",
         "schedule": 24 * 3600.0,

@@ -9,6 +9,7 @@ from exograph.chat.urls import api_urlpatterns as chat_api
 from exograph.core import views as core_views
 from exograph.documents.urls import api_urlpatterns as documents_api
 from exograph.graphs import api as graphs_api
+from research.urls import api_urlpatterns as research_api
 
 api_v1 = [
     path("me/", accounts_api.MeApi.as_view(), name="me"),
@@ -22,6 +23,7 @@ api_v1 = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     *documents_api,
     *chat_api,
+    *research_api,
     *billing_api_urls,
 ]
 
@@ -40,6 +42,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.documents.web_urls")),
+    path("", include("research.web_urls")),
     path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
 ]

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class ResearchConfig(AppConfig):
     name = "research"
     label = "research"
+
+    def ready(self) -> None:
+        from research import tasks  # noqa: F401  (the pipeline's tasks, started by name from services)

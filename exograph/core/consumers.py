@@ -1,4 +1,4 @@
-"""WebSocket /ws/events/: the signed-in user's typed live events (documents today; chat and research later)."""
+"""WebSocket /ws/events/: the signed-in user's typed live events (document and research progress)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,6 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def document_progress(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "document.progress", "document": event["document"]})
+
+    async def research_progress(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "research.progress", "research": event["research"]})

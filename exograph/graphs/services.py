@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -351,9 +351,11 @@ def graph_document_write(
     entities: Sequence[EntityIn],
     mentions: Sequence[MentionIn],
     relations: Sequence[RelationIn],
+    provenance: Mapping[str, str] | None = None,
 ) -> None:
     """Write one document's chunks, entities, mentions and relations into graph (replacing what the
     same document wrote before), and merge them into the World Graph when graph.scope is world.
+    provenance (title, source_url, source_type, published) goes on the Document node of both.
     Embeds entities that come without a vector. Raises ValidationError, Conflict (other embedder), 503."""
     if not document_id:
         raise ValidationError("document_id is empty.", code="invalid_document")
@@ -384,6 +386,7 @@ def graph_document_write(
                 entities=entity_rows,
                 mentions=mention_rows,
                 relations=relation_rows,
+                provenance=provenance,
             )
             graph_counts_apply(graph=target, delta=delta)
     logger.info(

@@ -8,6 +8,7 @@ from django.conf import settings
 
 from exograph.core.errors import ValidationError
 from exograph.sources.base import SourceAdapter
+from exograph.sources.local import LocalSource
 
 KINDS = ("paper", "article", "local")
 _ALIASES = {"papers": "paper", "articles": "article"}
@@ -40,7 +41,5 @@ def adapters_for(kinds: Sequence[str]) -> list[SourceAdapter]:
 
         adapters.append(WebSource())
     if "local" in wanted or not adapters:
-        from exograph.sources.local import LocalSource  # the research engineer's adapter (merged by the lead)
-
         adapters.append(LocalSource())
     return adapters

@@ -206,6 +206,12 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool
             document_id=str(document.id),
             filename=document.filename,
             contributor=document.owner,
+            provenance={
+                "title": document.title,
+                "source_url": document.source_url,
+                "source_type": str(document.source_type),
+                "published": document.published.isoformat() if document.published else "",
+            },
             chunks=[
                 ChunkIn(id=r.id, text=r.text, page=r.page, ordinal=r.ordinal, embedding=list(r.embedding or []))
                 for r in rows

@@ -73,9 +73,11 @@ def store_document_write(
     entities: Sequence[dict[str, Any]],
     mentions: Sequence[dict[str, Any]],
     relations: Mapping[str, Sequence[dict[str, Any]]],
+    provenance: Mapping[str, str] | None = None,
 ) -> GraphCounts:
     """Write one document's knowledge (replacing what it wrote before), in UNWIND batches; returns
-    the change of the entity, relation and document counts.
+    the change of the entity, relation and document counts. provenance: the source's title, source_url,
+    source_type and published (ISO date), kept on the Document node (retrieval cites title and URL).
 
     chunks: {id, text, page, ordinal, vkey, embedding}; entities: {id, name, key, alias_keys, type,
     description, aliases, vkey, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
@@ -88,10 +90,15 @@ def store_document_write(
     query(
         store_name,
         "MERGE (d:Document {id: $doc}) SET d.filename = $filename, d.contributor = $contributor, "
-        "d.entity_ids = $entity_ids, d.chunk_ids = $chunk_ids",
+        "d.entity_ids = $entity_ids, d.chunk_ids = $chunk_ids, d.title = $title, d.source_url = $source_url, "
+        "d.source_type = $source_type, d.published = $published",
         {
             **base,
             "filename": filename,
+            "title": (provenance or {}).get("title", ""),
+            "source_url": (provenance or {}).get("source_url", ""),
+            "source_type": (provenance or {}).get("source_type", ""),
+            "published": (provenance or {}).get("published", ""),
             "entity_ids": [e["id"] for e in entities],
             "chunk_ids": [c["id"] for c in chunks],
         },

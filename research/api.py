@@ -1,0 +1,316 @@
+"""REST: create_research_session, get_research_status, list_research_sessions, cancel and export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from billing.metering import Meter
+from exograph.core.api import ScopeField, actor_of, range_field, validated
+from exograph.core.errors import ValidationError
+from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
+from exograph.core.scope import Scope
+from research.selectors import research_session_get_for_user, research_session_list_for_user
+from research.serializers import research_session_created_out, research_session_out, research_session_summary_out
+from research.services import (
+    research_export_docx,
+    research_export_filename,
+    research_export_markdown,
+    research_session_cancel,
+    research_session_create,
+)
+
+CREATE_ENDPOINT = "research.create"
+DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def _step_prices() -> str:
+    rows = []
+    for model, prices in settings.RESEARCH_STEP_PRICES.items():
+        parts = ", ".join(f"{step} {price}" for step, price in prices.items())
+        rows.append(f"{model}: {parts}")
+    return "; ".join(rows)
+
+
+class ResearchPagination(CursorPagination):
+    page_size = 10
+    max_page_size = 100
+    page_size_query_param = "limit"
+    ordering = ("-created", "-id")
+
+    def decode_cursor(self, request: Request) -> Any:
+        """A malformed cursor is a 400 naming the fix (DRF's default answers 404)."""
+        from rest_framework.exceptions import NotFound as DRFNotFound
+
+        try:
+            return super().decode_cursor(request)
+        except DRFNotFound as exc:
+            raise ValidationError(
+                "The cursor is not one this list returned.",
+                code="invalid_cursor",
+                hint="Follow the next link of a previous page, or omit cursor.",
+            ) from exc
+
+
+# --- output shapes (documentation; the dicts come from research.serializers) ------------------------
+
+
+class ProgressOutSerializer(serializers.Serializer):
+    step = serializers.CharField(help_text="queued, plan, search, select, read, index, synthesise, done")
+    percent = serializers.IntegerField()
+    sources_found = serializers.IntegerField()
+    sources_read = serializers.IntegerField()
+
+
+class FindingOutSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    citations = serializers.ListField(child=serializers.IntegerField(), help_text="numbers of report.sources")
+
+
+class ReportSourceOutSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+    url = serializers.CharField(allow_null=True)
+    kind = serializers.CharField(help_text="paper, article or local")
+    published = serializers.DateField(allow_null=True)
+    document_id = serializers.CharField(allow_null=True, help_text="the ingested document in the session's graph")
+
+
+class ReportOutSerializer(serializers.Serializer):
+    summary = serializers.CharField()
+    findings = FindingOutSerializer(many=True)
+    open_questions = serializers.ListField(child=serializers.CharField())
+    sources = ReportSourceOutSerializer(many=True)
+
+
+class ResearchSummaryOutSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    topic = serializers.CharField()
+    status = serializers.CharField(help_text="pending, running, completed, failed or cancelled")
+    scope = serializers.CharField()
+    graph_id = serializers.CharField(allow_null=True)
+    graph_name = serializers.CharField(allow_blank=True)
+    model = serializers.CharField()
+    created = serializers.DateTimeField()
+    completed = serializers.DateTimeField(allow_null=True)
+    progress = ProgressOutSerializer()
+    credits_held = serializers.IntegerField(help_text="the budget held at creation")
+    credits_spent = serializers.IntegerField(help_text="captured by the steps so far; the rest is released at the end")
+    note = serializers.CharField(allow_blank=True, help_text="e.g. the budget ran out")
+    error = serializers.CharField(allow_blank=True, help_text="why the session failed")
+    papers = serializers.IntegerField()
+    articles = serializers.IntegerField()
+    watch = serializers.CharField(allow_null=True, help_text="daily or weekly: a watch topic; null otherwise")
+    watch_of = serializers.UUIDField(allow_null=True, help_text="the watch topic this run belongs to")
+
+
+class ResearchOutSerializer(ResearchSummaryOutSerializer):
+    report = ReportOutSerializer(allow_null=True)
+
+
+class ResearchCreatedOutSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    topic = serializers.CharField()
+    status = serializers.CharField()
+    scope = serializers.CharField()
+    graph_id = serializers.CharField()
+    graph_name = serializers.CharField()
+    model = serializers.CharField()
+    credits_held = serializers.IntegerField()
+    credits_spent = serializers.IntegerField()
+    credits_charged = serializers.IntegerField(help_text="credits reserved by this request (= credits_held)")
+    created = serializers.DateTimeField()
+    watch = serializers.CharField(allow_null=True)
+    balance = serializers.IntegerField()
+
+
+class ResearchPageOutSerializer(serializers.Serializer):
+    results = ResearchSummaryOutSerializer(many=True)
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+
+
+# --- views ---------------------------------------------------------------------------------------
+
+
+class ResearchListCreateApi(APIView):
+    class ResearchCreateSerializer(serializers.Serializer):
+        query = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, help_text="the topic, 3-2,000 characters"
+        )
+        budget_credits = serializers.IntegerField(
+            required=False, allow_null=True, help_text="at least the model's price (snap 30, ponder 100); default it"
+        )
+        graph_id = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
+        graph_scope = ScopeField()
+        model = serializers.CharField(required=False, max_length=40, help_text="snap (default) or ponder")
+        sources = serializers.ListField(
+            child=serializers.CharField(max_length=20), required=False, help_text="paper, article, local (default all)"
+        )
+        date_from = serializers.DateField(required=False, allow_null=True)
+        date_to = serializers.DateField(required=False, allow_null=True)
+        excluded_domains = serializers.ListField(
+            child=serializers.CharField(max_length=300), required=False, max_length=50
+        )
+        watch = serializers.ChoiceField(choices=["daily", "weekly"], required=False, allow_null=True)
+
+    class ResearchListSerializer(serializers.Serializer):
+        graph_scope = ScopeField()
+        limit = range_field(maximum=100, default=10)
+        cursor = serializers.CharField(required=False, max_length=500)
+
+    @extend_schema(
+        operation_id="research_list",
+        parameters=[ResearchListSerializer],
+        responses={200: ResearchPageOutSerializer},
+        summary="list_research_sessions: newest first (free, cursor-paged)",
+    )
+    def get(self, request: Request) -> Response:
+        """list_research_sessions(graph_scope?, limit=10): limit 1..100, else 400; graph_scope defaults to the
+        X-Graph-Scope header when one is sent, else all scopes."""
+        data = validated(self.ResearchListSerializer, request.query_params)
+        # graph_scope, else an X-Graph-Scope header sent with the request, else every scope.
+        if data.get("graph_scope"):
+            scope: Scope | None = Scope(data["graph_scope"])
+        else:
+            scope = request.graph_scope if request.headers.get("X-Graph-Scope") else None  # type: ignore[attr-defined]
+        sessions = research_session_list_for_user(user=actor_of(request), scope=scope)
+        paginator = ResearchPagination()
+        page = paginator.paginate_queryset(sessions, request, view=self)
+        return paginator.get_paginated_response([research_session_summary_out(s) for s in page or []])
+
+    @extend_schema(
+        operation_id="research_create",
+        request=ResearchCreateSerializer,
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            202: ResearchCreatedOutSerializer,
+            **api_errors(
+                402,
+                404,
+                409,
+                422,
+                e404="graph_id is not a graph of yours.",
+                e409="A request with this Idempotency-Key is still running.",
+            ),
+        },
+        summary="create_research_session: holds budget_credits (default snap 30, ponder 100)",
+        description=(
+            "Validates the query (3-2,000 characters), the budget (a whole number, at least the model's price, "
+            "at most your balance: 402) and graph_id (yours, of the session's scope), holds the budget and queues "
+            "the session. Each pipeline step captures its price from the hold and the rest is released at the "
+            f"end, on cancel or on failure. Step prices: {_step_prices()}. Without graph_id a research graph named "
+            "after the topic is created. watch daily|weekly re-runs the topic on a schedule (each run with its own "
+            "budget, reading only sources it has not read). Send an Idempotency-Key to make retries safe."
+        ),
+    )
+    def post(self, request: Request) -> Any:
+        """create_research_session: validate (nothing held on bad input), hold, queue; 202."""
+        data = validated(self.ResearchCreateSerializer, request.data)
+        meter = Meter.from_request(request, endpoint=CREATE_ENDPOINT)
+        if meter.dry_run:
+            raise ValidationError(
+                "dry_run is not available for research sessions.",
+                code="invalid_dry_run",
+                hint="budget_credits is the most a session spends; leave dry_run out.",
+            )
+
+        def perform(meter: Meter) -> tuple[dict[str, Any], int]:
+            session = research_session_create(
+                actor=meter.account,
+                query=data["query"],
+                budget_credits=data.get("budget_credits"),
+                graph_id=data.get("graph_id") or None,
+                scope=Scope(data["graph_scope"]) if data.get("graph_scope") else None,
+                default_scope=request.graph_scope,  # type: ignore[attr-defined]
+                model=data.get("model") or "snap",
+                sources=data.get("sources"),
+                date_from=data.get("date_from"),
+                date_to=data.get("date_to"),
+                excluded_domains=data.get("excluded_domains"),
+                watch=data.get("watch"),
+                hold=lambda amount, reference: meter.hold(amount=amount, reference=reference),
+            )
+            return research_session_created_out(session), 202
+
+        return meter.run(perform)
+
+
+class ResearchDetailApi(APIView):
+    @extend_schema(
+        operation_id="research_get",
+        responses={200: ResearchOutSerializer, **api_errors(404)},
+        summary="get_research_status: status, progress, credits and (when completed) the report (free)",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        """get_research_status: a foreign or unknown id is a 404."""
+        session = research_session_get_for_user(user=actor_of(request), session_id=session_id)
+        return Response(research_session_out(session))
+
+
+class ResearchCancelApi(APIView):
+    @extend_schema(
+        operation_id="research_cancel",
+        request=None,
+        responses={
+            200: ResearchOutSerializer,
+            **api_errors(404, 409, e409="The session is already finished (and is not a watch topic)."),
+        },
+        summary="Cancel a session (the rest of its hold is released) or stop a watch topic",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        """Cancel a pending/running session, or stop re-running a finished watch topic."""
+        session = research_session_cancel(actor=actor_of(request), session_id=session_id)
+        return Response(research_session_out(session))
+
+
+class _IgnoreFormatNegotiation(DefaultContentNegotiation):
+    """`format` is this endpoint's own parameter (md | docx), not DRF's renderer override."""
+
+    def select_renderer(self, request: Request, renderers: Any, format_suffix: Any = None) -> Any:
+        renderer = renderers[0]
+        return renderer, renderer.media_type
+
+
+class ResearchExportApi(APIView):
+    content_negotiation_class = _IgnoreFormatNegotiation
+
+    class ResearchExportSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=["md", "docx"], default="md")
+
+    @extend_schema(
+        operation_id="research_export",
+        parameters=[
+            OpenApiParameter("format", str, OpenApiParameter.QUERY, required=False, enum=["md", "docx"]),
+        ],
+        responses={
+            (200, "text/markdown"): OpenApiResponse(OpenApiTypes.STR, description="the report as Markdown"),
+            (200, DOCX_TYPE): OpenApiResponse(OpenApiTypes.BINARY, description="the report as DOCX"),
+            **api_errors(404, 409, e409="The session is not completed yet."),
+        },
+        summary="Export a completed report as Markdown or DOCX",
+    )
+    def get(self, request: Request, session_id: str) -> HttpResponse:
+        """The report file; 409 until the session is completed."""
+        data = validated(self.ResearchExportSerializer, request.query_params)
+        session = research_session_get_for_user(user=actor_of(request), session_id=session_id)
+        if data["format"] == "docx":
+            response = HttpResponse(research_export_docx(session=session), content_type=DOCX_TYPE)
+            name = research_export_filename(session, "docx")
+        else:
+            response = HttpResponse(
+                research_export_markdown(session=session), content_type="text/markdown; charset=utf-8"
+            )
+            name = research_export_filename(session, "md")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response

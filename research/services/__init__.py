@@ -1,0 +1,41 @@
+"""Research use cases (a package): sessions (create, cancel, fail, watch topics), the pipeline, planner and
+synthesiser (writing), and the report's export."""
+
+from __future__ import annotations
+
+from research.services.export import research_export_docx, research_export_filename, research_export_markdown
+from research.services.pipeline import DONE, STOPPED, WAIT, research_session_run
+from research.services.sessions import (
+    RUN_TASK,
+    Holder,
+    research_price,
+    research_session_cancel,
+    research_session_complete,
+    research_session_create,
+    research_session_fail,
+    research_session_requeue,
+    research_session_watch_run,
+    research_watch_due,
+    research_watch_stop,
+)
+
+__all__ = [
+    "DONE",
+    "RUN_TASK",
+    "STOPPED",
+    "WAIT",
+    "Holder",
+    "research_export_docx",
+    "research_export_filename",
+    "research_export_markdown",
+    "research_price",
+    "research_session_cancel",
+    "research_session_complete",
+    "research_session_create",
+    "research_session_fail",
+    "research_session_requeue",
+    "research_session_run",
+    "research_session_watch_run",
+    "research_watch_due",
+    "research_watch_stop",
+]

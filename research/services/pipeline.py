@@ -1,0 +1,502 @@
+"""The research pipeline: plan → search → select → read + ingest each source → (wait for ingest) → synthesise.
+
+Every step is stored (ResearchStep, unique per session and key) in the same transaction as its capture
+from the hold, before the next step starts. A re-run (a redelivered task after a killed worker, a retry,
+the wait for ingest) skips stored steps and resumes at the first missing one; a step's capture key is
+``research:<session id>:step:<step key>``, so a step retried after its capture committed never captures
+again. Before each priced step the pipeline checks the hold still covers it plus the synthesis it keeps in
+reserve; when it does not, reading stops and the report is written from what was read (note says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import date, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from billing.models import Hold, HoldStatus
+from exograph.core.errors import Conflict, ExoGraphError, PermanentError, ServiceUnavailable, TransientError
+from exograph.documents.models import Document, DocumentStatus
+from exograph.graphs.selectors import MAX_QUERY_LENGTH
+from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceBudgetExhausted, SourceHit
+from research.events import research_event_send
+from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStatus, ResearchStep
+from research.selectors import research_keys_read
+from research.services.sessions import research_session_complete, research_session_fail
+from research.services.writing import Fact, SourceDigest, research_plan, research_synthesise, summary_line
+
+logger = logging.getLogger(__name__)
+
+DONE, WAIT, STOPPED = "done", "wait", "stopped"
+EXCERPT_CHARS = 3000
+# Progress (percent) at the start of each phase.
+PERCENT = {"plan": 5, "search": 10, "read": 30, "index": 80, "synthesise": 90}
+
+
+class _Stopped(Exception):
+    """The session was cancelled (or its hold closed) while the pipeline ran."""
+
+
+def _capture_key(session: ResearchSession, step_key: str) -> str:
+    return f"research:{session.id}:step:{step_key}"
+
+
+def _hit_from(data: dict[str, Any]) -> SourceHit:
+    published = data.get("published")
+    return SourceHit(
+        adapter=str(data["adapter"]),
+        kind=data["kind"],
+        key=str(data["key"]),
+        title=str(data.get("title") or "")[:500],
+        url=str(data.get("url") or ""),
+        snippet=str(data.get("snippet") or ""),
+        published=date.fromisoformat(published) if published else None,
+        authors=tuple(data.get("authors") or ()),
+    )
+
+
+def _hit_to(hit: SourceHit) -> dict[str, Any]:
+    data = asdict(hit)
+    data["published"] = hit.published.isoformat() if hit.published else None
+    data["authors"] = list(hit.authors)
+    data["snippet"] = hit.snippet[:EXCERPT_CHARS]
+    return data
+
+
+def _excluded(url: str, domains: list[str]) -> bool:
+    host = (urlsplit(url).hostname or "").lower().rstrip(".") if url else ""
+    return bool(host) and any(host == d or host.endswith("." + d) for d in domains)
+
+
+class _Run:
+    def __init__(self, session: ResearchSession) -> None:
+        self.session = session
+        self.prices = settings.RESEARCH_STEP_PRICES[session.model]
+        self.steps = {s.key: s for s in ResearchStep.objects.filter(session=session)}
+        self.budget = RequestBudget(remaining=int(settings.RESEARCH_MAX_SOURCE_REQUESTS))
+        self.notes: list[str] = []
+        options = session.options or {}
+        self.options = SearchOptions(
+            date_from=date.fromisoformat(options["date_from"]) if options.get("date_from") else None,
+            date_to=date.fromisoformat(options["date_to"]) if options.get("date_to") else None,
+            excluded_domains=tuple(options.get("excluded_domains") or ()),
+        )
+        self._adapters: list[SourceAdapter] | None = None
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    def adapters(self) -> list[SourceAdapter]:
+        from exograph.sources.registry import adapters_for
+
+        if self._adapters is None:
+            self._adapters = adapters_for(list((self.session.options or {}).get("sources") or ["local"]))
+        return self._adapters
+
+    def hold(self) -> Hold:
+        hold = Hold.objects.filter(pk=self.session.hold_id).first() if self.session.hold_id else None
+        if hold is None or hold.status != HoldStatus.OPEN:
+            raise _Stopped()
+        return hold
+
+    def remaining(self) -> int:
+        return self.hold().remaining
+
+    def check_active(self) -> None:
+        status = ResearchSession.objects.filter(pk=self.session.pk).values_list("status", flat=True).first()
+        if status not in ACTIVE_STATUSES:
+            raise _Stopped()
+
+    def progress(self, *, step: str, percent: int, **counts: int) -> None:
+        from billing.services import credits_hold_touch
+
+        fields: dict[str, Any] = {"step": step, "percent": max(0, min(99, percent)), **counts}
+        ResearchSession.objects.filter(pk=self.session.pk).update(modified=timezone.now(), **fields)
+        for name, value in fields.items():
+            setattr(self.session, name, value)
+        try:
+            credits_hold_touch(hold=self.hold())  # a long session keeps its hold alive
+        except Conflict as exc:
+            raise _Stopped() from exc
+        research_event_send(self.session)
+
+    def affordable(self, cost: int, *, reserve: int = 0) -> bool:
+        return self.remaining() >= cost + reserve
+
+    def done(self, key: str) -> ResearchStep | None:
+        return self.steps.get(key)
+
+    def store(
+        self,
+        key: str,
+        *,
+        result: dict[str, Any],
+        cost: int,
+        source: dict[str, Any] | None = None,
+        also: Callable[[], object] | None = None,
+    ) -> None:
+        """Capture the step's price and store its result (and its source, and `also`) in one transaction."""
+        from billing.services import credits_capture
+
+        try:
+            with transaction.atomic():
+                if cost:
+                    credits_capture(
+                        hold=self.hold(),
+                        amount=cost,
+                        idempotency_key=_capture_key(self.session, key),
+                        reference=f"research {self.session.id} step {key.split(':')[0]}",
+                    )
+                step = ResearchStep.objects.create(
+                    session=self.session, key=key, ordinal=len(self.steps) + 1, result=result, credits=cost
+                )
+                if source is not None:
+                    number = ResearchSource.objects.filter(session=self.session).count() + 1
+                    ResearchSource.objects.create(session=self.session, number=number, **source)
+                    result["number"] = number
+                    ResearchStep.objects.filter(pk=step.pk).update(result=result)
+                ResearchSession.objects.filter(pk=self.session.pk).update(credits_spent=F("credits_spent") + cost)
+                if also is not None:
+                    also()
+        except IntegrityError:
+            # Another delivery of this task stored the step first: keep its result (its capture is the one).
+            existing = ResearchStep.objects.filter(session=self.session, key=key).first()
+            if existing is None:
+                raise
+            self.steps[key] = existing
+            return
+        except Conflict as exc:  # the hold closed under us: cancelled
+            raise _Stopped() from exc
+        self.steps[key] = step
+        self.session.refresh_from_db(fields=["credits_spent"])
+
+    # --- steps ----------------------------------------------------------------------------------
+
+    def plan(self) -> list[str]:
+        key = "plan"
+        if (stored := self.done(key)) is not None:
+            return list(stored.result["queries"])
+        self.check_active()
+        self.progress(step="plan", percent=PERCENT["plan"])
+        queries = research_plan(topic=self.session.topic, model=self.session.model)
+        self.store(key, result={"queries": queries}, cost=int(self.prices["plan"]))
+        return queries
+
+    def search(self, queries: list[str]) -> list[list[dict[str, Any]]]:
+        lists: list[list[dict[str, Any]]] = []
+        limit = int(settings.RESEARCH_HITS_PER_QUERY)
+        for index, query in enumerate(queries):
+            key = f"search:{index}"
+            if (stored := self.done(key)) is not None:
+                lists.append(list(stored.result["hits"]))
+                continue
+            self.check_active()
+            cost = int(self.prices["search"])
+            if not self.affordable(cost, reserve=int(self.prices["synthesise"])) or self.budget.remaining <= 0:
+                self.notes.append(f"Searched {index} of {len(queries)} sub-questions: the budget ran out.")
+                break
+            self.progress(step="search", percent=PERCENT["search"] + (20 * index) // max(1, len(queries)))
+            hits: list[dict[str, Any]] = []
+            errors: list[str] = []
+            for adapter in self.adapters():
+                try:
+                    found = adapter.search(query, limit=limit, budget=self.budget, options=self.options)
+                except SourceBudgetExhausted:
+                    errors.append("request budget spent")
+                    break
+                except (ServiceUnavailable, TransientError, PermanentError) as exc:
+                    logger.info("research %s: source %s unavailable (%s)", self.session.id, adapter.name, exc.code)
+                    errors.append(f"{adapter.name} unavailable")
+                    continue
+                hits.extend(_hit_to(hit) for hit in found)
+            self.store(key, result={"hits": hits, "errors": errors}, cost=cost)
+            lists.append(hits)
+        return lists
+
+    def select(self, lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        key = "select"
+        if (stored := self.done(key)) is not None:
+            return list(stored.result["sources"])
+        self.check_active()
+        read_before = research_keys_read(session=self.session)
+        own_documents = {
+            f"local:{pk}" for pk in Document.objects.filter(graph_id=self.session.graph_id).values_list("id", flat=True)
+        }
+        domains = list(self.options.excluded_domains)
+        selected: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cap = int(settings.RESEARCH_MAX_SOURCES[self.session.model])
+        # Round-robin over the sub-queries' result lists: every sub-question gets its best hits read.
+        depth = max((len(hits) for hits in lists), default=0)
+        for rank in range(depth):
+            for hits in lists:
+                if rank >= len(hits) or len(selected) >= cap:
+                    continue
+                hit = hits[rank]
+                if hit["key"] in seen or hit["key"] in read_before or hit["key"] in own_documents:
+                    continue
+                if _excluded(hit.get("url") or "", domains):
+                    continue
+                seen.add(hit["key"])
+                selected.append(hit)
+        self.store(key, result={"sources": selected, "skipped_known": len(read_before)}, cost=0)
+        self.progress(step="select", percent=PERCENT["read"], sources_found=len(selected))
+        return selected
+
+    def read_all(self, selected: list[dict[str, Any]]) -> None:
+        adapters = {adapter.name: adapter for adapter in self.adapters()}
+        cost = int(self.prices["read"])
+        reserve = int(self.prices["synthesise"])
+        read = ResearchSource.objects.filter(session=self.session).count()
+        for index, data in enumerate(selected):
+            key = "read:" + hashlib.sha256(data["key"].encode()).hexdigest()[:32]
+            if self.done(key) is not None:
+                continue
+            self.check_active()
+            if not self.affordable(cost, reserve=reserve):
+                self.notes.append(f"The budget ran out after reading {read} of {len(selected)} sources.")
+                return
+            self.progress(
+                step="read",
+                percent=PERCENT["read"] + (50 * index) // max(1, len(selected)),
+                sources_found=len(selected),
+                sources_read=read,
+            )
+            hit = _hit_from(data)
+            adapter = adapters.get(hit.adapter)
+            if adapter is None:
+                self.store(key, result={"skipped": "source not configured"}, cost=0)
+                continue
+            try:
+                text = adapter.read(hit, budget=self.budget).text
+            except SourceBudgetExhausted:
+                self.notes.append(f"The outside-request budget ran out after reading {read} sources.")
+                return
+            except (ServiceUnavailable, TransientError, PermanentError, ExoGraphError) as exc:
+                logger.info("research %s: source %d not read (%s)", self.session.id, index, exc.code)
+                self.store(key, result={"skipped": exc.code}, cost=0)
+                continue
+            document_id = self.ingest(hit, text=text, step_key=key, cost=cost)
+            if document_id is None:
+                self.store(key, result={"skipped": "not ingestible"}, cost=0)
+                continue
+            source = {
+                "key": hit.key,
+                "adapter": hit.adapter,
+                "kind": hit.kind,
+                "title": hit.title[:500] or hit.key[:500],
+                "url": hit.url[:2000],
+                "published": hit.published,
+                "document_id": document_id,
+            }
+            self.store(
+                key, result={"document_id": document_id, "excerpt": text[:EXCERPT_CHARS]}, cost=cost, source=source
+            )
+            read += 1
+        self.progress(step="read", percent=PERCENT["index"], sources_found=len(selected), sources_read=read)
+
+    def ingest(self, hit: SourceHit, *, text: str, step_key: str, cost: int) -> str | None:
+        """The source as a text document in the session's graph; its capture is the read step's (same key)."""
+        from billing.services import credits_capture
+        from exograph.documents.services import document_text_ingest
+
+        hold = self.hold()
+        capture_key = _capture_key(self.session, step_key)
+
+        def charge(units: int, reference: str) -> str:
+            credits_capture(hold=hold, amount=cost, idempotency_key=capture_key, reference=reference)
+            return ""  # no refund key: a read source stays paid for even if its ingest fails
+
+        title = hit.title.strip() or hit.key
+        try:
+            document, _created = document_text_ingest(
+                actor=self.session.owner,
+                graph=self.session.graph,  # type: ignore[arg-type]
+                title=title,
+                text=text,
+                idempotency_key=capture_key,
+                source_url=hit.url or None,
+                source_type=hit.kind,
+                published=hit.published,
+                markdown=False,
+                charge=charge,
+            )
+        except (ServiceUnavailable, TransientError):
+            raise
+        except ExoGraphError as exc:  # empty, too long, bad URL, a failed duplicate: skip this source
+            logger.info("research %s: source not ingested (%s)", self.session.id, exc.code)
+            return None
+        return str(document.id)
+
+    def ingest_pending(self) -> bool:
+        """True while a read source's document is still being processed (within the wait allowance)."""
+        ids = list(
+            ResearchSource.objects.filter(session=self.session, document__isnull=False).values_list(
+                "document_id", flat=True
+            )
+        )
+        pending = Document.objects.filter(
+            id__in=ids, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING], deleted_at__isnull=True
+        ).exists()
+        if not pending:
+            return False
+        last = ResearchStep.objects.filter(session=self.session).order_by("-created").values_list("created", flat=True)
+        since = last.first() or timezone.now()
+        if timezone.now() - since > timedelta(seconds=int(settings.RESEARCH_INGEST_WAIT_SECONDS)):
+            self.notes.append("Some sources were still being processed; the report uses those that were ready.")
+            return False
+        return True
+
+    def synthesise(self) -> dict[str, Any]:
+        from exograph.graphs.retrieval import retrieve
+
+        key = "synthesise"
+        if (stored := self.done(key)) is not None:
+            return dict(stored.result["report"])
+        self.check_active()
+        self.progress(step="synthesise", percent=PERCENT["synthesise"])
+        sources = list(ResearchSource.objects.filter(session=self.session).order_by("number"))
+        by_document = {str(s.document_id): s.number for s in sources if s.document_id}
+        excerpts = {
+            int(step.result["number"]): str(step.result.get("excerpt") or "")
+            for step in self.steps.values()
+            if step.key.startswith("read:") and "number" in step.result
+        }
+        passages: dict[int, list[str]] = {}
+        facts: dict[str, set[int]] = {}
+        if sources and self.session.graph is not None:
+            result = retrieve(
+                actor=self.session.owner,
+                graphs=[self.session.graph],
+                question=self.session.topic[:MAX_QUERY_LENGTH],
+                mode="hybrid",
+                top_k=30,
+                budget=40_000,
+            )
+            for item in result.items:
+                numbers = {by_document[d] for d in (item.document_ids or (item.document_id,)) if d in by_document}
+                if item.document_id in by_document and item.kind == "passage":
+                    passages.setdefault(by_document[item.document_id], []).append(item.text)
+                if item.kind in ("relation", "fact") and item.triple and numbers:
+                    subject, predicate, obj = item.triple
+                    text = f"{subject} {predicate} {obj}."
+                    facts.setdefault(text[:1].upper() + text[1:], set()).update(numbers)
+        digests = [
+            SourceDigest(
+                number=s.number,
+                kind=s.kind,
+                title=s.title,
+                text="\n".join(passages.get(s.number, [])) or excerpts.get(s.number, ""),
+                document_id=str(s.document_id) if s.document_id else None,
+            )
+            for s in sources
+        ]
+        fact_list = [Fact(text=text, numbers=tuple(sorted(nums))) for text, nums in facts.items()]
+        cost = int(self.prices["synthesise"]) if sources else 0
+        synthesis = research_synthesise(
+            topic=self.session.topic, model=self.session.model, sources=digests, facts=fact_list
+        )
+        kinds = [s.kind for s in sources]
+        report = {
+            "summary": summary_line(
+                topic=self.session.topic,
+                papers=kinds.count("paper"),
+                articles=kinds.count("article"),
+                local=kinds.count("local"),
+            ),
+            "findings": synthesis.findings,
+            "open_questions": synthesis.open_questions,
+            "sources": [
+                {
+                    "number": s.number,
+                    "title": s.title,
+                    "url": s.url or None,
+                    "kind": s.kind,
+                    "published": s.published.isoformat() if s.published else None,
+                    "document_id": str(s.document_id) if s.document_id else None,
+                }
+                for s in sources
+            ],
+        }
+        if cost and not self.affordable(cost):
+            cost = 0  # the reserve was kept for this step; only a changed price table gets here
+        self.store(key, result={"report": report, "notes": self.notes}, cost=cost, also=self._world_usage(sources))
+        return report
+
+    def _world_usage(self, sources: list[ResearchSource]) -> Callable[[], object]:
+        """Record (with the synthesis, once) that this session read World Graph documents of other accounts:
+        billing pays their contributors, as for search and chat. Only the topic's digest is stored."""
+        from billing.services import earnings_record
+
+        world_ids = [s.key.removeprefix("local:") for s in sources if s.adapter == "local"]
+        valid = []
+        for value in world_ids:
+            try:
+                valid.append(uuid.UUID(value))
+            except ValueError:
+                continue
+        contributors = list(Document.objects.filter(id__in=valid).values_list("owner_id", flat=True).distinct())
+
+        def record() -> object:
+            return earnings_record(
+                querier=self.session.owner, contributor_ids=contributors, source="research", query=self.session.topic
+            )
+
+        return record
+
+    # --- the flow -------------------------------------------------------------------------------
+
+    def go(self) -> str:
+        queries = self.plan()
+        lists = self.search(queries)
+        selected = self.select(lists)
+        self.read_all(selected)
+        if self.done("synthesise") is None and self.ingest_pending():
+            self.progress(step="index", percent=PERCENT["index"])
+            return WAIT
+        report = self.synthesise()
+        notes = list(self.notes) or list((self.done("synthesise") or ResearchStep()).result.get("notes") or [])
+        if not report["sources"]:
+            notes.insert(0, "No new sources were found." if self.session.watch_of_id else "No sources were found.")
+        research_session_complete(session=self.session, report=report, note=" ".join(notes))
+        return DONE
+
+
+def research_session_run(*, session_id: str) -> str:
+    """Run (or resume) a session's pipeline. Returns done, wait (re-run later: sources still ingesting) or
+    stopped (cancelled, finished, gone). Raises TransientError/ServiceUnavailable for the task to retry;
+    any other error fails the session (recorded, hold released)."""
+    session = ResearchSession.objects.select_related("owner", "graph").filter(pk=session_id).first()
+    if session is None or session.status not in ACTIVE_STATUSES:
+        return STOPPED
+    if session.graph is None:
+        research_session_fail(session=session, reason="The target graph was deleted.")
+        return STOPPED
+    now = timezone.now()
+    ResearchSession.objects.filter(pk=session.pk, status=ResearchStatus.PENDING).update(
+        status=ResearchStatus.RUNNING, started_at=now, modified=now
+    )
+    session.refresh_from_db()
+    started = time.monotonic()
+    try:
+        outcome = _Run(session).go()
+    except _Stopped:
+        logger.info("research session %s stopped", session.id)
+        return STOPPED
+    except (TransientError, ServiceUnavailable):
+        raise
+    except ExoGraphError as exc:
+        research_session_fail(session=session, reason=exc.message)
+        return STOPPED
+    logger.info("research session %s: %s after %.1fs", session.id, outcome, time.monotonic() - started)
+    return outcome

@@ -1,0 +1,442 @@
+"""Research session use cases: create (validate, hold the budget, queue), cancel, fail, finish, watch stop."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from billing.models import Hold
+from exograph.accounts.models import User
+from exograph.core.errors import Conflict, InsufficientCredits, NotFound, ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs.models import Graph, GraphKind
+from research.events import research_event_send
+from research.models import (
+    ACTIVE_STATUSES,
+    ResearchModel,
+    ResearchSession,
+    ResearchStatus,
+    WatchInterval,
+)
+
+logger = logging.getLogger(__name__)
+
+# hold(amount, reference) -> the Hold. The REST view passes its billing Meter's (Idempotency-Key replays).
+Holder = Callable[[int, str], Hold]
+
+SOURCE_KINDS = ("paper", "article", "local")
+DEFAULT_SOURCES = ("paper", "article", "local")
+RUN_TASK = "research.research_session_run"
+WATCH_INTERVALS = {WatchInterval.DAILY: timedelta(days=1), WatchInterval.WEEKLY: timedelta(days=7)}
+MAX_EXCLUDED_DOMAINS = 50
+
+
+def research_price(model: str) -> int:
+    """The model's price (BILLING_PRICES research.<model>): the least budget and the default one."""
+    from billing.prices import price_for
+
+    return price_for(f"research.{model}")
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise ValidationError("query must be a string.", code="invalid_query", hint='Send {"query": "your topic"}.')
+    text = " ".join(query.replace("\x00", " ").split())
+    low, high = settings.RESEARCH_QUERY_MIN_CHARS, settings.RESEARCH_QUERY_MAX_CHARS
+    if len(text) < low or len(text) > high:
+        raise ValidationError(
+            f"query must be {low} to {high:,} characters; got {len(text):,}.",
+            code="invalid_query",
+            hint="Describe the topic in a sentence or a few keywords.",
+        )
+    return text
+
+
+def _check_model(model: object) -> str:
+    if model not in ResearchModel.values:
+        raise ValidationError(
+            f"Unknown model {str(model)[:40]!r}; allowed: snap, ponder.",
+            code="invalid_model",
+            hint="Send model snap (30 credits) or ponder (100 credits).",
+        )
+    return str(model)
+
+
+def _check_budget(budget: object, *, model: str) -> int:
+    price = research_price(model)
+    if budget is None:
+        return price
+    if isinstance(budget, float) and budget.is_integer():
+        budget = int(budget)
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise ValidationError(
+            f"budget_credits must be a whole number of credits; got {str(budget)[:30]!r}.",
+            code="invalid_budget",
+            hint=f"Send a whole number of at least {price}.",
+        )
+    if budget < price:
+        raise ValidationError(
+            f"budget_credits must be at least the {model} price, {price} credits; got {budget}.",
+            code="invalid_budget",
+            hint=f"Send budget_credits of {price} or more, or leave it out to spend {price}.",
+        )
+    return budget
+
+
+def _check_sources(sources: object) -> list[str]:
+    if sources is None:
+        return list(DEFAULT_SOURCES)
+    if not isinstance(sources, list | tuple) or not sources:
+        raise ValidationError(
+            "sources must be a non-empty list.", code="invalid_sources", hint='Send e.g. ["paper", "article"].'
+        )
+    cleaned: list[str] = []
+    for kind in sources:
+        if kind not in SOURCE_KINDS:
+            raise ValidationError(
+                f"Unknown source kind {str(kind)[:30]!r}; allowed: {', '.join(SOURCE_KINDS)}.",
+                code="invalid_sources",
+                hint='Send some of "paper", "article", "local".',
+            )
+        if kind not in cleaned:
+            cleaned.append(str(kind))
+    return cleaned
+
+
+def _check_domains(domains: object) -> list[str]:
+    if domains is None:
+        return []
+    if not isinstance(domains, list | tuple) or len(domains) > MAX_EXCLUDED_DOMAINS:
+        raise ValidationError(
+            f"excluded_domains must be a list of at most {MAX_EXCLUDED_DOMAINS} domain names.",
+            code="invalid_excluded_domains",
+            hint='Send e.g. ["example.com"].',
+        )
+    cleaned: list[str] = []
+    for raw in domains:
+        value = str(raw).strip().lower().rstrip(".") if isinstance(raw, str) else ""
+        value = value.removeprefix("http://").removeprefix("https://").split("/")[0]
+        if not value or len(value) > 253 or " " in value or "." not in value:
+            raise ValidationError(
+                f"{str(raw)[:60]!r} is not a domain name.",
+                code="invalid_excluded_domains",
+                hint='Send bare domain names, e.g. "example.com".',
+            )
+        if value not in cleaned:
+            cleaned.append(value)
+    return cleaned
+
+
+def _check_dates(date_from: date | None, date_to: date | None) -> None:
+    if date_from and date_to and date_from > date_to:
+        raise ValidationError(
+            "date_from is after date_to.", code="invalid_date_range", hint="Send date_from on or before date_to."
+        )
+
+
+def _check_watch(watch: object) -> str:
+    if watch in (None, ""):
+        return ""
+    if watch not in WatchInterval.values:
+        raise ValidationError(
+            f"watch must be daily, weekly or null; got {str(watch)[:20]!r}.",
+            code="invalid_watch",
+            hint="Send watch daily or weekly to re-run the topic on a schedule.",
+        )
+    return str(watch)
+
+
+def _target_graph(
+    *, actor: User, graph_id: str | None, scope: Scope | None, default_scope: Scope
+) -> tuple[Graph | None, Scope]:
+    """The graph to write into (None: a new research graph) and the session's scope. Raises NotFound, ValidationError."""
+    if not graph_id:
+        return None, Scope(scope or default_scope)
+    # Only the caller's own graphs are writable targets: a foreign or unknown id is the same 404.
+    graph = Graph.objects.filter(id=str(graph_id)[:64], owner=actor).first()
+    if graph is None or graph.is_world:
+        raise NotFound(
+            f"No graph with id {str(graph_id)[:80]!r} that you can write to.",
+            code="graph_not_found",
+            hint="List your graphs with GET /api/v1/graphs/, or leave graph_id out to create a research graph.",
+        )
+    if scope is not None and Scope(scope) != graph.scope:
+        raise ValidationError(
+            f"A {scope}-scope session cannot write to graph {graph.id}, which is {graph.scope}.",
+            code="graph_scope_mismatch",
+            hint=f"Send graph_scope {graph.scope}, or pick a {scope} graph.",
+        )
+    return graph, Scope(graph.scope)
+
+
+def _research_graph(*, actor: User, topic: str, scope: Scope) -> Graph:
+    """A new research graph named after the topic (a number added if the name is taken)."""
+    from exograph.graphs.services import graph_create
+
+    base = f"Research: {topic}"[:180].rstrip()
+    for attempt in range(1, 50):
+        name = base if attempt == 1 else f"{base} ({attempt})"
+        try:
+            return graph_create(actor=actor, name=name, scope=scope, kind=GraphKind.RESEARCH)
+        except Conflict as exc:
+            if exc.code != "graph_name_taken":
+                raise
+    return graph_create(actor=actor, name=f"{base} {uuid.uuid4().hex[:6]}", scope=scope, kind=GraphKind.RESEARCH)
+
+
+def _direct_holder(actor: User) -> Holder:
+    from billing.services import credits_hold
+
+    key = f"research.create:{uuid.uuid4().hex}"
+
+    def hold(amount: int, reference: str) -> Hold:
+        return credits_hold(account=actor, amount=amount, idempotency_key=key, reference=reference)
+
+    return hold
+
+
+def _check_balance(*, actor: User, amount: int) -> None:
+    from billing.services import credit_balance
+
+    balance = credit_balance(account=actor)
+    if balance < amount:
+        raise InsufficientCredits(
+            f"This session needs {amount} credits; your balance is {balance}.",
+            hint="Lower budget_credits or buy credits.",
+            extra={"needed": amount, "balance": balance},
+        )
+
+
+def research_session_create(
+    *,
+    actor: User,
+    query: object,
+    budget_credits: object = None,
+    graph_id: str | None = None,
+    scope: Scope | None = None,
+    default_scope: Scope = Scope.PRIVATE,
+    model: object = ResearchModel.SNAP,
+    sources: object = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+    excluded_domains: object = None,
+    watch: object = None,
+    hold: Holder | None = None,
+    watch_of: ResearchSession | None = None,
+) -> ResearchSession:
+    """Validate, hold the budget, create the session `pending` (and, without graph_id, its research graph),
+    queue the pipeline on commit. Raises ValidationError (400), NotFound (404 graph), InsufficientCredits (402);
+    on any error nothing is held or written."""
+    topic = _check_query(query)
+    checked_model = _check_model(model)
+    budget = _check_budget(budget_credits, model=checked_model)
+    kinds = _check_sources(sources)
+    domains = _check_domains(excluded_domains)
+    _check_dates(date_from, date_to)
+    interval = _check_watch(watch)
+    graph, session_scope = _target_graph(actor=actor, graph_id=graph_id, scope=scope, default_scope=default_scope)
+    _check_balance(actor=actor, amount=budget)
+    session_id = uuid.uuid4()
+    holder = hold or _direct_holder(actor)
+    credit_hold = holder(budget, f"research {session_id}")
+    created_graph = None
+    try:
+        if graph is None:
+            graph = created_graph = _research_graph(actor=actor, topic=topic, scope=session_scope)
+        with transaction.atomic():
+            session = ResearchSession.objects.create(
+                id=session_id,
+                owner=actor,
+                topic=topic,
+                model=checked_model,
+                scope=session_scope,
+                graph=graph,
+                graph_name=graph.name,
+                budget_credits=budget,
+                hold=credit_hold,
+                options={
+                    "sources": kinds,
+                    "date_from": date_from.isoformat() if date_from else None,
+                    "date_to": date_to.isoformat() if date_to else None,
+                    "excluded_domains": domains,
+                },
+                watch=interval if watch_of is None else "",
+                watch_of=watch_of,
+                next_run_at=timezone.now() + WATCH_INTERVALS[WatchInterval(interval)]
+                if interval and watch_of is None
+                else None,
+            )
+            transaction.on_commit(lambda: _queue(str(session.id)))
+    except BaseException:
+        _release_quietly(credit_hold, reason="research session not created")
+        if created_graph is not None:
+            _drop_graph_quietly(actor=actor, graph=created_graph)
+        raise
+    logger.info("research session %s created by user %s (budget %s)", session.id, actor.pk, budget)
+    return session
+
+
+def _release_quietly(hold: Hold, *, reason: str) -> None:
+    from billing.services import credits_release
+
+    try:
+        if Hold.objects.filter(pk=hold.pk).exists():
+            credits_release(hold=hold, reason=reason)
+    except Exception:  # the stale-hold sweep releases it later
+        logger.exception("could not release hold %s", hold.pk)
+
+
+def _drop_graph_quietly(*, actor: User, graph: Graph) -> None:
+    from exograph.graphs.services import graph_delete
+
+    try:
+        graph_delete(actor=actor, graph_id=graph.id)
+    except Exception:
+        logger.exception("could not remove research graph %s", graph.id)
+
+
+def _queue(session_id: str) -> None:
+    from exograph.celery import app as celery_app
+    from exograph.core.queues import Queue
+
+    try:
+        celery_app.signature(RUN_TASK, args=(session_id,), queue=Queue.RESEARCH.value).delay()
+    except Exception:  # the broker is down: say so on the session and give the credits back
+        logger.exception("could not queue research session %s", session_id)
+        session = ResearchSession.objects.filter(pk=session_id).first()
+        if session is not None:
+            research_session_fail(session=session, reason="The research queue is unavailable. Start the session again.")
+
+
+def research_session_requeue(*, session: ResearchSession, countdown: float) -> None:
+    """Run the pipeline again in countdown seconds (waiting for its sources' ingest)."""
+    from exograph.celery import app as celery_app
+    from exograph.core.queues import Queue
+
+    if celery_app.conf.task_always_eager:
+        # Eager (tests inside one transaction): ingest runs after that transaction; a re-run now would loop.
+        logger.info("research session %s waits for ingest; eager mode does not re-queue", session.id)
+        return
+
+    celery_app.signature(RUN_TASK, args=(str(session.id),), queue=Queue.RESEARCH.value).apply_async(countdown=countdown)
+
+
+def _close(session: ResearchSession, *, status: str, fields: dict[str, Any], reason: str) -> bool:
+    """Move an active session to a final status (once) and release what is left of its hold."""
+    now = timezone.now()
+    updated = ResearchSession.objects.filter(pk=session.pk, status__in=ACTIVE_STATUSES).update(
+        status=status, completed_at=now, modified=now, **fields
+    )
+    session.refresh_from_db()
+    if session.hold_id is not None:
+        hold = Hold.objects.filter(pk=session.hold_id).first()
+        if hold is not None:
+            _release_quietly(hold, reason=reason)
+    if updated:
+        research_event_send(session)
+    return bool(updated)
+
+
+def research_session_cancel(*, actor: User, session_id: str) -> ResearchSession:
+    """Stop a running or pending session (release the rest of its hold), or stop a finished watch topic's
+    schedule. Raises NotFound (missing or foreign) and Conflict (already finished and not watching)."""
+    from research.selectors import research_session_get_for_user
+
+    session = research_session_get_for_user(user=actor, session_id=session_id)
+    if session.status in ACTIVE_STATUSES:
+        _close(
+            session,
+            status=ResearchStatus.CANCELLED,
+            fields={"note": "Cancelled by you.", "watch": "", "next_run_at": None},
+            reason=f"research {session.id} cancelled",
+        )
+        logger.info("research session %s cancelled", session.id)
+        return session
+    if session.watch:
+        research_watch_stop(session=session)
+        return session
+    raise Conflict(
+        f"This session is already {session.status}.",
+        code="research_finished",
+        hint="Start a new session; only pending or running sessions (or watch topics) can be cancelled.",
+    )
+
+
+def research_watch_stop(*, session: ResearchSession) -> None:
+    """Stop re-running a watch topic (its next run is not scheduled; a run under way finishes)."""
+    ResearchSession.objects.filter(pk=session.pk).update(watch="", next_run_at=None, modified=timezone.now())
+    session.refresh_from_db()
+    research_event_send(session)
+
+
+def research_session_fail(*, session: ResearchSession, reason: str) -> None:
+    """Mark failed with the reason and release the rest of the hold."""
+    if _close(session, status=ResearchStatus.FAILED, fields={"error": reason[:1000]}, reason="research failed"):
+        logger.warning("research session %s failed", session.id)
+
+
+def research_session_complete(*, session: ResearchSession, report: dict[str, Any], note: str = "") -> None:
+    """Mark completed with the report and release the rest of the hold."""
+    _close(
+        session,
+        status=ResearchStatus.COMPLETED,
+        fields={"report": report, "note": note[:500], "step": "done", "percent": 100},
+        reason=f"research {session.id} finished",
+    )
+
+
+def research_watch_due(*, now: Any = None) -> list[str]:
+    """Start a run of every watch topic whose next run is due (each with the topic's budget as its own
+    hold, into the same graph). A topic whose owner cannot pay is skipped until the next interval.
+    Returns the ids of the runs started."""
+    now = now or timezone.now()
+    started: list[str] = []
+    due = ResearchSession.objects.filter(
+        watch__in=WatchInterval.values, next_run_at__lte=now, watch_of__isnull=True
+    ).select_related("owner", "graph")
+    for topic in due:
+        interval = WATCH_INTERVALS[WatchInterval(topic.watch)]
+        # Claim the slot first (conditional update): two beat ticks never start the same run twice.
+        claimed = ResearchSession.objects.filter(pk=topic.pk, next_run_at=topic.next_run_at).update(
+            next_run_at=now + interval
+        )
+        if not claimed:
+            continue
+        if (
+            topic.graph is None
+            or ResearchSession.objects.filter(watch_of=topic, status__in=ACTIVE_STATUSES).exists()
+            or topic.status in ACTIVE_STATUSES
+        ):
+            continue  # graph deleted, or the previous run is still going
+        try:
+            run = research_session_watch_run(topic=topic)
+        except (InsufficientCredits, ValidationError, NotFound) as exc:
+            logger.info("watch topic %s skipped: %s", topic.pk, exc.code)
+            continue
+        started.append(str(run.id))
+    return started
+
+
+def research_session_watch_run(*, topic: ResearchSession) -> ResearchSession:
+    """Start one run of a watch topic now (own budget, same graph, only unread sources)."""
+    options = topic.options or {}
+    return research_session_create(
+        actor=topic.owner,
+        query=topic.topic,
+        budget_credits=topic.budget_credits,
+        graph_id=topic.graph_id,
+        scope=Scope(topic.scope),
+        model=topic.model,
+        sources=options.get("sources") or None,
+        date_from=date.fromisoformat(options["date_from"]) if options.get("date_from") else None,
+        date_to=date.fromisoformat(options["date_to"]) if options.get("date_to") else None,
+        excluded_domains=options.get("excluded_domains") or None,
+        watch_of=topic,
+    )

@@ -1,0 +1,85 @@
+"""Web pages: start a research session with a budget, watch it live (/ws/events/), cancel it, read the report."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from exograph.accounts.models import User
+from exograph.core.errors import ExoGraphError, NotFound
+from exograph.core.scope import Scope
+from research.models import ResearchModel, WatchInterval
+from research.selectors import research_session_get_for_user, research_session_list_for_user
+from research.serializers import research_session_out
+from research.services import research_session_cancel, research_session_create
+
+SOURCE_CHOICES = [("paper", "Papers"), ("article", "Articles"), ("local", "World Graph")]
+
+
+class ResearchForm(forms.Form):
+    query = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=20_000, label="Topic")
+    budget_credits = forms.IntegerField(required=False, label="Budget (credits)", help_text="snap 30+, ponder 100+")
+    model = forms.ChoiceField(choices=ResearchModel.choices, initial=ResearchModel.SNAP)
+    graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE, label="Scope")
+    sources = forms.MultipleChoiceField(
+        choices=SOURCE_CHOICES, initial=[c for c, _ in SOURCE_CHOICES], widget=forms.CheckboxSelectMultiple
+    )
+    watch = forms.ChoiceField(choices=[("", "No"), *WatchInterval.choices], required=False, label="Re-run")
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)  # noqa: S101 - login_required guarantees it
+    return request.user
+
+
+@login_required
+def research_list(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = ResearchForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            session = research_session_create(
+                actor=user,
+                query=data["query"],
+                budget_credits=data.get("budget_credits"),
+                scope=Scope(data["graph_scope"]),
+                model=data["model"],
+                sources=list(data["sources"]),
+                watch=data.get("watch") or None,
+            )
+        except ExoGraphError as exc:
+            messages.error(request, f"{exc.message} {exc.hint}".strip())
+        else:
+            messages.success(request, f"Research started: {session.budget_credits} credits held.")
+            return redirect("research:detail", session_id=session.id)
+    page = Paginator(research_session_list_for_user(user=user, scope=None), 20).get_page(request.GET.get("page"))
+    return render(request, "research/list.html", {"form": form, "page": page})
+
+
+@login_required
+def research_detail(request: HttpRequest, session_id: str) -> HttpResponse:
+    try:
+        session = research_session_get_for_user(user=_user(request), session_id=session_id)
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    return render(request, "research/detail.html", {"session": session, "data": research_session_out(session)})
+
+
+@login_required
+@require_POST
+def research_cancel(request: HttpRequest, session_id: str) -> HttpResponse:
+    try:
+        session = research_session_cancel(actor=_user(request), session_id=session_id)
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    except ExoGraphError as exc:
+        messages.error(request, f"{exc.message} {exc.hint}".strip())
+        return redirect("research:list")
+    messages.info(request, "Watch topic stopped." if session.status == "completed" else "Research cancelled.")
+    return redirect("research:detail", session_id=session.id)
