@@ -76,6 +76,10 @@ class CreditEntry(models.Model):
     counterparty = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The API key whose request spent the credits (charges and holds), and the refund/release of such a
+    # spend in the same calendar month: what a key's monthly cap counts (billing.services.caps). A plain
+    # id, not a foreign key, so deleting a key never rewrites the append-only ledger.
+    api_key_id = models.BigIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -84,6 +88,11 @@ class CreditEntry(models.Model):
         indexes = [
             models.Index(fields=["account", "-created"]),
             models.Index(fields=["account", "kind", "created"]),
+            models.Index(
+                fields=["api_key_id", "created"],
+                name="billing_entry_key_month",
+                condition=Q(api_key_id__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

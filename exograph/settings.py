@@ -90,6 +90,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Requests start with no spending API key; API-key authentication sets it (monthly caps, billing).
+    "billing.middleware.SpendingKeyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "exograph.accounts.middleware.GraphScopeMiddleware",
@@ -295,7 +297,11 @@ REST_FRAMEWORK = {
         "exograph.accounts.authentication.ApiKeyAuthentication",
         "exograph.accounts.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Authenticated; a read-only API key only reads (403 key_read_only on any write).
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "exograph.accounts.permissions.ApiKeyPermission",
+    ],
     # Every authenticated API request counts: 60/minute, 10,000/day per account (billing).
     "DEFAULT_THROTTLE_CLASSES": ["billing.ratelimit.AccountRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

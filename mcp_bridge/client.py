@@ -247,3 +247,31 @@ class ExoGraphClient:
 
     async def balance(self) -> dict[str, Any]:
         return dict(await self.get("/api/v1/billing/balance"))
+
+    async def chat_session_create(self, *, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.post("/api/v1/chat/sessions/", json=body))
+
+    async def chat_sessions(
+        self, *, graph_scope: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> dict[str, Any]:
+        return dict(
+            await self.get(
+                "/api/v1/chat/sessions/", params={"graph_scope": graph_scope, "limit": limit, "cursor": cursor}
+            )
+        )
+
+    async def chat_message_send(self, *, body: Mapping[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
+        return dict(await self.post("/api/v1/chat/messages/", json=body, idempotency_key=idempotency_key))
+
+    async def research_create(self, *, body: Mapping[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
+        return dict(await self.post("/api/v1/research/", json=body, idempotency_key=idempotency_key))
+
+    async def research(self, *, session_id: str) -> dict[str, Any]:
+        return dict(await self.get(f"/api/v1/research/{quote(session_id, safe='')}/"))
+
+    async def research_sessions(
+        self, *, graph_scope: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> dict[str, Any]:
+        return dict(
+            await self.get("/api/v1/research/", params={"graph_scope": graph_scope, "limit": limit, "cursor": cursor})
+        )

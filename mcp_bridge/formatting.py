@@ -234,6 +234,277 @@ def format_upload(document: Mapping[str, Any], *, processed: bool, waited_second
     return "\n".join(lines)
 
 
+def _when(value: Any) -> str:
+    """An ISO timestamp as 'YYYY-MM-DD HH:MM' (UTC, as the API gives it)."""
+    text = str(value or "")
+    return f"{text[:10]} {text[11:16]}" if len(text) >= 16 and text[10] in "T " else text or "unknown"
+
+
+def cursor_of(url: Any) -> str | None:
+    """The `cursor` query parameter of a REST next/previous link (what the list tools take back)."""
+    if not url:
+        return None
+    from urllib.parse import parse_qs, urlsplit
+
+    values = parse_qs(urlsplit(str(url)).query).get("cursor")
+    return values[0] if values else None
+
+
+def _scope_label(scope: str | None) -> str:
+    return f"{scope_mark(scope)} {scope}" if scope else "all scopes"
+
+
+def _cap_text(text: str, limit: int, more: str) -> str:
+    """A single text block cut to `limit` characters, saying so (for the rare answer longer than the cap)."""
+    if len(text) <= limit:
+        return text
+    note = f"\n\n… cut: this result is capped at {limit:,} characters ({len(text) - limit + 200:,} left out). {more}"
+    return text[: max(0, limit - len(note))].rstrip() + note
+
+
+# --- chat -----------------------------------------------------------------------------
+
+
+def _chat_session_lines(session: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"Session ID: `{session.get('id', '')}`",
+        f"Scope: {scope_mark(session.get('graph_scope'))} {session.get('graph_scope', '')}",
+        f"Model: {session.get('model_name', '')}",
+        f"Engine: {session.get('reasoning_engine', '')}",
+    ]
+    if session.get("graph_id"):
+        lines.append(f"Graph ID: `{session['graph_id']}`")
+    return lines
+
+
+def format_chat_session_created(session: Mapping[str, Any]) -> str:
+    """create_chat_session: '💬 Chat Session Created', title, session id, scope, model, engine."""
+    title = session.get("title") or "(untitled: named after its first message)"
+    lines = ["💬 Chat Session Created", "", f"Title: {title}", *_chat_session_lines(session), ""]
+    lines.append(f'Send messages with send_chat_message(session_id="{session.get("id", "")}", message=…).')
+    lines += ["", "API Cost: Free (session creation)"]
+    return "\n".join(lines)
+
+
+def format_chat_sessions(response: Mapping[str, Any], *, scope: str | None, limit: int) -> Bounded:
+    """list_chat_sessions: '💬 Chat Sessions (🌐 world)', numbered bold titles with id, model, engine, updated."""
+    sessions = list(response.get("results") or [])
+    header = f"💬 Chat Sessions ({_scope_label(scope)})"
+    if not sessions:
+        header += "\n\nNo chat sessions yet. Start one with create_chat_session or send_chat_message."
+    items = []
+    for number, session in enumerate(sessions, start=1):
+        lines = [
+            f"{number}. **{session.get('title') or '(untitled)'}**",
+            f"   Session ID: `{session.get('id', '')}`",
+            f"   Scope: {scope_mark(session.get('graph_scope'))} {session.get('graph_scope', '')}",
+            f"   Model: {session.get('model_name', '')}",
+            f"   Engine: {session.get('reasoning_engine', '')}",
+            f"   Updated: {_date(session.get('updated'))}",
+        ]
+        items.append("\n".join(lines))
+    cursor = cursor_of(response.get("next"))
+    footer = "API Cost: Free"
+    if cursor:
+        footer = f'More sessions exist: call list_chat_sessions with cursor="{cursor}".\n\n{footer}'
+    more = "Ask for fewer sessions (limit), then page on with cursor."
+    return bounded(header, items, footer=footer, limit=limit, more=more)
+
+
+ORIGIN_MARKS = {"world": WORLD_MARK, "private": PRIVATE_MARK, "web": "🔗"}
+
+
+def _evidence_line(item: Mapping[str, Any]) -> str:
+    mark = ORIGIN_MARKS.get(str(item.get("origin") or ""), "•")
+    where = str(item.get("source") or item.get("kind") or "source")
+    if item.get("page"):
+        where += f", p. {item['page']}"
+    if item.get("url"):
+        where += f" — {item['url']}"
+    if item.get("document_id"):
+        where += f" (document `{item['document_id']}`)"
+    return f"[{item.get('n', '?')}] {mark} {where}"
+
+
+def format_chat_reply(response: Mapping[str, Any], *, limit: int) -> str:
+    """send_chat_message: '💬 Chat Response', the answer, its cited sources, the session, 'Usage: … | Balance: …'."""
+    answer = str(response.get("answer") or "").strip() or "(the model gave no answer)"
+    lines = ["💬 Chat Response", "", answer]
+    evidence = [item for item in response.get("evidence") or [] if isinstance(item, Mapping)]
+    if evidence:
+        lines += ["", "Sources:", *(_evidence_line(item) for item in evidence)]
+    citations = response.get("citations") or {}
+    unsupported = citations.get("unsupported") if isinstance(citations, Mapping) else None
+    if response.get("grounded") is False:
+        score = float(response.get("support_score") or 0)
+        lines += [
+            "",
+            f"⚠️ Not fully grounded (support {score:.2f}): "
+            + (f"{len(unsupported)} statement(s) lack a supporting source. " if unsupported else "")
+            + "Treat uncited statements with care.",
+        ]
+    lines += [
+        "",
+        f"Session ID: `{response.get('session_id', '')}` | Model: {response.get('model', '')} | "
+        f"Engine: {response.get('reasoning_engine', '')} | Scope: {scope_mark(response.get('graph_scope'))} "
+        f"{response.get('graph_scope', '')}",
+        f"Usage: {response.get('credits_charged', 0)} credits | Balance: {response.get('balance', '?')} credits",
+    ]
+    return _cap_text("\n".join(lines), limit, "The full answer and evidence are in the structured result of this call.")
+
+
+# --- research -------------------------------------------------------------------------
+
+STATUS_MARKS = {
+    "pending": "⏸️",
+    "queued": "⏸️",
+    "running": "🔄",
+    "completed": "✅",
+    "failed": "❌",
+    "cancelled": "⏹️",
+}
+
+
+def _graph_line(session: Mapping[str, Any]) -> str:
+    scope = session.get("scope") or session.get("graph_scope")
+    line = f"Scope: {scope_mark(scope)} {scope or ''}"
+    if session.get("graph_id"):
+        line += f" | Graph: {session.get('graph_name') or ''} (`{session['graph_id']}`)"
+    return line
+
+
+def format_research_created(session: Mapping[str, Any]) -> str:
+    """create_research_session: '🔬 Research Session Created', topic, session id, status, then what to do next."""
+    lines = [
+        "🔬 Research Session Created",
+        "",
+        f"Topic: {session.get('topic', '')}",
+        f"Session ID: `{session.get('id', '')}`",
+        f"Status: {session.get('status', '')}",
+        _graph_line(session),
+        f"Model: {session.get('model', '')}",
+        "",
+        "The research agent will begin investigating this topic.",
+        "Use get_research_status to check progress.",
+        "",
+        f"Usage: {session.get('credits_held', 0)} credits held (what is not spent is returned) | "
+        f"Balance: {session.get('balance', '?')} credits",
+    ]
+    return "\n".join(lines)
+
+
+def _report_lines(report: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    if report.get("summary"):
+        lines += ["", str(report["summary"]).strip()]
+    findings = [f for f in report.get("findings") or [] if isinstance(f, Mapping)]
+    if findings:
+        lines += ["", "Key findings:"]
+        for number, finding in enumerate(findings, start=1):
+            cited = "".join(f"[{c}]" for c in finding.get("citations") or [])
+            lines.append(f"{number}. {str(finding.get('text', '')).strip()}" + (f" {cited}" if cited else ""))
+    questions = [str(q) for q in report.get("open_questions") or []]
+    if questions:
+        lines += ["", "Open questions:", *(f"- {q}" for q in questions)]
+    return lines
+
+
+def _source_item(source: Mapping[str, Any]) -> str:
+    kind = str(source.get("kind") or "")
+    mark = {"paper": "📄", "article": "📰", "local": "📁"}.get(kind, "•")
+    line = f"[{source.get('number', '?')}] {mark} {source.get('title') or source.get('url') or 'untitled'}"
+    details = ", ".join(
+        part for part in (kind, _date(source.get("published")) if source.get("published") else "") if part
+    )
+    if details:
+        line += f" ({details})"
+    if source.get("url"):
+        line += f" — {source['url']}"
+    if source.get("document_id"):
+        line += f" — Document ID: `{source['document_id']}`"
+    return line
+
+
+def format_research_status(session: Mapping[str, Any], *, limit: int) -> Bounded:
+    """get_research_status: '📋 Research Session Status', topic, status, times, progress; the report when done."""
+    status = str(session.get("status") or "")
+    progress = session.get("progress") or {}
+    lines = [
+        "📋 Research Session Status",
+        "",
+        f"Topic: {session.get('topic', '')}",
+        f"Session ID: `{session.get('id', '')}`",
+        f"Status: {status}",
+        f"Created: {_when(session.get('created'))}",
+    ]
+    if session.get("completed"):
+        lines.append(f"Completed: {_when(session.get('completed'))}")
+    lines.append(_graph_line(session))
+    lines.append(f"Credits: {session.get('credits_spent', 0)} spent of {session.get('credits_held', 0)} held")
+    report = session.get("report")
+    papers, articles = int(session.get("papers") or 0), int(session.get("articles") or 0)
+    if status == "completed":
+        lines += ["", "✅ Research Complete!"]
+        summary = str(report.get("summary") or "") if isinstance(report, Mapping) else ""
+        if not summary.startswith("Found "):  # the report's summary usually says it already
+            lines += [
+                "",
+                f"Found {papers} academic paper{'' if papers == 1 else 's'} and {articles} technical "
+                f"article{'' if articles == 1 else 's'} on {session.get('topic', 'this topic')}.",
+            ]
+        if isinstance(report, Mapping):
+            lines += _report_lines(report)
+    elif status in ("failed", "cancelled"):
+        reason = session.get("error") or session.get("note") or "no reason given"
+        lines += ["", f"{STATUS_MARKS[status]} Research {status}: {reason}"]
+        lines.append("Unspent credits were returned. Start a new session with create_research_session.")
+    else:
+        step = progress.get("step") if isinstance(progress, Mapping) else ""
+        percent = progress.get("percent", 0) if isinstance(progress, Mapping) else 0
+        found = progress.get("sources_found", 0) if isinstance(progress, Mapping) else 0
+        read = progress.get("sources_read", 0) if isinstance(progress, Mapping) else 0
+        lines += [
+            "",
+            f"{STATUS_MARKS.get(status, '🔄')} In progress: {step or status or 'starting'} ({percent}%), "
+            f"{found} sources found, {read} read.",
+            "Check again with get_research_status in a minute.",
+        ]
+    if session.get("note"):
+        lines += ["", f"Note: {session['note']}"]
+    sources = []
+    if isinstance(report, Mapping):
+        sources = [_source_item(s) for s in report.get("sources") or [] if isinstance(s, Mapping)]
+    header = "\n".join(lines)
+    if sources:
+        header += "\n\nSources:"
+    more = "The full report is in the structured result of this call (and GET /api/v1/research/{id}/export/)."
+    text = _cap_text(header, limit - 600, more) if len(header) > limit - 600 else header
+    return bounded(text, sources, footer="API Cost: Free (status check)", limit=limit, more=more)
+
+
+def format_research_sessions(response: Mapping[str, Any], *, scope: str | None, limit: int) -> Bounded:
+    """list_research_sessions: '📊 Research Sessions (🌐 world)', numbered status mark + bold topic, id, status, created."""
+    sessions = list(response.get("results") or [])
+    header = f"📊 Research Sessions ({_scope_label(scope)})"
+    if not sessions:
+        header += "\n\nNo research sessions yet. Start one with create_research_session."
+    items = []
+    for number, session in enumerate(sessions, start=1):
+        status = str(session.get("status") or "")
+        lines = [
+            f"{number}. {STATUS_MARKS.get(status, '•')} **{session.get('topic', '')}**",
+            f"   Session ID: `{session.get('id', '')}`",
+            f"   Status: {status}",
+            f"   Created: {_date(session.get('created'))}",
+        ]
+        items.append("\n".join(lines))
+    cursor = cursor_of(response.get("next"))
+    footer = "API Cost: Free"
+    if cursor:
+        footer = f'More sessions exist: call list_research_sessions with cursor="{cursor}".\n\n{footer}'
+    return bounded(header, items, footer=footer, limit=limit, more="Ask for fewer sessions (limit).")
+
+
 ERROR_LABELS = {
     400: "Invalid request",
     401: "Authentication failed",

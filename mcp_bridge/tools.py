@@ -42,11 +42,37 @@ WRITE_IDEMPOTENT = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 
+# create_chat_session: a new session per call, nothing removed.
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# send_chat_message (the web engine) and research read the open web; with operation_id a retry charges once.
+WRITE_OPEN_WORLD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
+
+# The contract's order (the initialize instructions' table follows it).
+CONTRACT_ORDER = (
+    "search_entities",
+    "get_world_graph",
+    "list_graphs",
+    "create_research_session",
+    "get_research_status",
+    "upload_document",
+    "list_documents",
+    "list_research_sessions",
+    "create_chat_session",
+    "list_chat_sessions",
+    "send_chat_message",
+)
+
 MAX_LOCAL_FILE_BYTES = 64 * 1024 * 1024
 TERMINAL_STATUSES = ("processed", "failed", "cancelled", "unchanged")
 
 ClientFactory = Callable[[Context], AbstractAsyncContextManager[ExoGraphClient]]
 
+Cursor = Annotated[
+    str | None,
+    Field(max_length=1000, description="Paging: the cursor a previous page's result named (omit for the first page)."),
+]
 ScopeArg = Annotated[
     Literal["world", "private"] | None,
     Field(
@@ -87,6 +113,35 @@ class PageOut(_Open):
     next: str | None = None
     previous: str | None = None
     results: list[dict[str, Any]]
+
+
+class CursorPageOut(_Open):
+    next: str | None = None
+    previous: str | None = None
+    results: list[dict[str, Any]]
+
+
+class ChatSessionOut(_Open):
+    id: str
+    title: str
+    model_name: str
+    reasoning_engine: str
+    graph_scope: str
+
+
+class ChatReplyOut(_Open):
+    session_id: str
+    message_id: str
+    answer: str
+    evidence: list[dict[str, Any]]
+    credits_charged: int
+    balance: int
+
+
+class ResearchOut(_Open):
+    id: str
+    topic: str
+    status: str
 
 
 class DocumentOut(_Open):
@@ -431,43 +486,249 @@ async def upload_document(
     return result(text, final)
 
 
+# --- Chat ----------------------------------------------------------------------------------
+
+ChatModel = Annotated[
+    Literal["snap", "ponder"],
+    Field(description='"snap" (fast, 3 credits a message) or "ponder" (deep thinking, 10 credits).'),
+]
+
+
+@bridge_tool(
+    name="create_chat_session",
+    title="Create a chat session",
+    annotations=WRITE,
+    guide=('"Create a chat session"', "a new multi-turn conversation grounded in your graphs (free)"),
+)
+async def create_chat_session(
+    ctx: Context,
+    title: Annotated[
+        str | None, Field(max_length=200, description="Session title; named after the first message if omitted.")
+    ] = None,
+    model_name: ChatModel = "snap",
+    reasoning_engine: Annotated[
+        Literal["rag", "graph", "web"],
+        Field(description='"rag" (passages), "graph" (entities and relations) or "web" (web search).'),
+    ] = "rag",
+    graph_scope: ScopeArg = None,
+) -> Annotated[CallToolResult, ChatSessionOut]:
+    """Create a new ExoGraph chat session for a multi-turn conversation.
+
+    Returns the session ID (pass it to send_chat_message), its scope, model and engine. Free; each
+    message sent in it costs credits (snap 3, ponder 10).
+    """
+    body: dict[str, Any] = {"model_name": model_name, "reasoning_engine": reasoning_engine}
+    if title:
+        body["title"] = title
+    if graph_scope:
+        body["graph_scope"] = graph_scope
+    async with client_for(ctx) as exo:
+        session = await exo.chat_session_create(body=body)
+    return result(formatting.format_chat_session_created(session), session)
+
+
+@bridge_tool(
+    name="list_chat_sessions",
+    title="List chat sessions",
+    annotations=READ_ONLY,
+    guide=('"Show my chats"', "your chat sessions, most recently updated first"),
+)
+async def list_chat_sessions(
+    ctx: Context,
+    graph_scope: ScopeArg = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="Sessions per page (1-200).")] = 20,
+    cursor: Cursor = None,
+) -> Annotated[CallToolResult, CursorPageOut]:
+    """List your chat sessions, most recently updated first, filtered by graph scope.
+
+    Returns each session's ID, title, scope, model, engine and last update. Paged: when more exist
+    the result names the cursor for the next page. Free.
+    """
+    bridge = bridge_of(ctx)
+    scope = graph_scope or bridge.default_scope(ctx)
+    async with client_for(ctx) as exo:
+        response = await exo.chat_sessions(graph_scope=scope, limit=limit, cursor=cursor)
+    page = formatting.format_chat_sessions(response, scope=scope, limit=bridge.settings.max_output_chars)
+    return result(page.text, _trim(response, "results", page, "Ask for fewer sessions (limit)."))
+
+
+@bridge_tool(
+    name="send_chat_message",
+    title="Send a chat message",
+    annotations=WRITE_OPEN_WORLD,
+    guide=('"Send message to ExoGraph"', "ask ExoGraph a question; answers cite your documents (snap 3, ponder 10)"),
+)
+async def send_chat_message(
+    ctx: Context,
+    message: Annotated[str, Field(min_length=1, max_length=100_000, description="The message content to send.")],
+    session_id: Annotated[
+        str | None,
+        Field(max_length=64, description="Continue this session (an ID from create/list_chat_sessions); omit for new."),
+    ] = None,
+    model: ChatModel = "snap",
+    reasoning_engine: Annotated[
+        Literal["rag", "graph", "web"],
+        Field(description='"graph" (entities and relations), "rag" (passages) or "web" (searches the web).'),
+    ] = "graph",
+    graph_scope: ScopeArg = None,
+    graph_id: Annotated[str | None, Field(max_length=64, description="Answer from this graph only.")] = None,
+    operation_id: OperationId = None,
+) -> Annotated[CallToolResult, ChatReplyOut]:
+    """Send a message to ExoGraph and get an answer grounded in your knowledge graphs, with numbered sources.
+
+    Creates a new session when session_id is omitted (the result gives its ID). The answer cites its
+    evidence as [n]; the sources list names the documents (or web pages) behind each number, and an
+    answer the evidence does not support is flagged. Costs 3 credits (snap) or 10 (ponder); a failed
+    provider call is refunded. Pass operation_id so a retried call returns the first answer and charges once.
+    """
+    bridge = bridge_of(ctx)
+    body: dict[str, Any] = {"message": message, "model": model, "reasoning_engine": reasoning_engine}
+    for name, value in (("session_id", session_id), ("graph_scope", graph_scope), ("graph_id", graph_id)):
+        if value:
+            body[name] = value
+    async with client_for(ctx) as exo:
+        reply = await exo.chat_message_send(body=body, idempotency_key=operation_id)
+    return result(formatting.format_chat_reply(reply, limit=bridge.settings.max_output_chars), reply)
+
+
+# --- Research ------------------------------------------------------------------------------
+
+
+@bridge_tool(
+    name="create_research_session",
+    title="Start research",
+    annotations=WRITE_OPEN_WORLD,
+    guide=('"Research X"', "an autonomous research session that reads papers and articles (30-100 credits)"),
+)
+async def create_research_session(
+    ctx: Context,
+    query: Annotated[
+        str, Field(min_length=3, max_length=2000, description="The research topic or question (3-2,000 characters).")
+    ],
+    budget_credits: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=100_000,
+            description="Credit limit: at most this many credits are held and spent (at least the model's "
+            "price, 30; default 30).",
+        ),
+    ] = None,
+    graph_id: Annotated[str | None, Field(max_length=64, description="Add the findings to this graph.")] = None,
+    graph_scope: ScopeArg = None,
+    operation_id: OperationId = None,
+) -> Annotated[CallToolResult, ResearchOut]:
+    """Start an AI research session: it searches papers and articles on the web, reads them, adds what it
+    learns to your graph and writes a cited report.
+
+    Use it when search_entities and get_world_graph do not answer the question. Returns the session ID at
+    once (status pending); the work runs in the background: check it with get_research_status. World
+    scope contributes the findings to the shared world graph (you earn when others use them); private
+    keeps them yours. Costs 30-100 credits depending on the model, reserved up front (at most
+    budget_credits) and what is not spent is returned. Pass operation_id so a retry starts one session.
+    """
+    body: dict[str, Any] = {"query": query}
+    for name, value in (("budget_credits", budget_credits), ("graph_id", graph_id), ("graph_scope", graph_scope)):
+        if value is not None:
+            body[name] = value
+    async with client_for(ctx) as exo:
+        session = await exo.research_create(body=body, idempotency_key=operation_id)
+    return result(formatting.format_research_created(session), session)
+
+
+@bridge_tool(
+    name="get_research_status",
+    title="Research status",
+    annotations=READ_ONLY,
+    guide=('"Check status of..."', "a research session's progress, and its cited report when completed"),
+)
+async def get_research_status(
+    ctx: Context,
+    session_id: Annotated[
+        str, Field(min_length=1, max_length=64, description="Research session ID (from create_research_session).")
+    ],
+) -> Annotated[CallToolResult, ResearchOut]:
+    """Check a research session: status, progress and credits; when completed, the summary, key findings
+    with numbered citations, open questions and the sources (papers and articles with links). Free.
+    """
+    bridge = bridge_of(ctx)
+    async with client_for(ctx) as exo:
+        session = await exo.research(session_id=session_id)
+    page = formatting.format_research_status(session, limit=bridge.settings.max_output_chars)
+    structured = session
+    if page.cut and isinstance(session.get("report"), dict):
+        report = dict(session["report"])
+        report["sources"] = list(report.get("sources") or [])[: page.shown]
+        structured = {
+            **session,
+            "report": report,
+            "truncated": {
+                "shown": page.shown,
+                "omitted": page.total - page.shown,
+                "how_to_get_more": "Export the full report: GET /api/v1/research/{id}/export/?format=md.",
+            },
+        }
+    return result(page.text, structured)
+
+
+@bridge_tool(
+    name="list_research_sessions",
+    title="List research sessions",
+    annotations=READ_ONLY,
+    guide=('"Show my research sessions"', "your research sessions with their status"),
+)
+async def list_research_sessions(
+    ctx: Context,
+    graph_scope: ScopeArg = None,
+    limit: Annotated[int, Field(ge=1, le=100, description="Maximum number of sessions (1-100).")] = 10,
+    cursor: Cursor = None,
+) -> Annotated[CallToolResult, CursorPageOut]:
+    """List your research sessions, newest first, filtered by graph scope.
+
+    Returns each session's ID (for get_research_status), topic, status and creation date. Paged: when
+    more exist the result names the cursor for the next page. Free.
+    """
+    bridge = bridge_of(ctx)
+    scope = graph_scope or bridge.default_scope(ctx)  # neither: every scope (as the REST list)
+    async with client_for(ctx) as exo:
+        response = await exo.research_sessions(graph_scope=scope, limit=limit, cursor=cursor)
+    page = formatting.format_research_sessions(response, scope=scope, limit=bridge.settings.max_output_chars)
+    return result(page.text, _trim(response, "results", page, "Ask for fewer sessions (limit)."))
+
+
 INSTRUCTIONS_HEAD = """ExoGraph: your knowledge graphs (private) and the shared world graph, built from documents and research.
 
 Which tool fits which request:
 """
 
 INSTRUCTIONS_TAIL = """
-How to chain: search_entities first (it gives entity names and IDs), then get_world_graph on the top result
-to see its relationships and sources{research}. Use graph_scope="world" for shared knowledge and "private" for
-the user's own graphs; the default comes from the configuration.
+How to chain: search_entities first (it gives entity names and IDs), then get_world_graph on the top
+result to see its relationships and sources. When the graph lacks the answer, create_research_session
+(then get_research_status until it is completed; its findings join the graph, so search again). For a
+conversational answer with numbered citations use send_chat_message (pass its session_id to continue).
+Use graph_scope="world" for shared knowledge and "private" for the user's own graphs; the default comes
+from the configuration.
 
-Cite what the tools return: name the entities, documents (file names) and IDs you used; never invent
-sources. If a search finds nothing, say so and suggest uploading a document{research_short}.
+Cite what the tools return: name the entities, documents (file names), sources and IDs you used; never
+invent sources. If a search finds nothing, say so and suggest uploading a document or starting research.
 
-Costs: searching, exploring and listing are free; uploads cost 5 credits + 1 per page{paid}. Every call
-counts against the account's rate limit (60/minute, 10,000/day, shared with the REST API). Pass an
-operation_id on paid calls so a retry is charged once. Errors say what went wrong and how to fix it
-(e.g. insufficient credits, rate limit with the time to wait)."""
+Costs: searching, exploring, listing and creating a chat session are free; uploads cost 5 credits + 1
+per page; chat messages 3 (snap) or 10 (ponder); research 30-100 credits (reserved up front, what is not
+spent is returned). Tell the user before spending. Pass an operation_id on paid calls so a retry is
+charged once. Every call counts against the account's rate limit (60/minute, 10,000/day, shared with
+the REST API).
+
+Errors say what went wrong and how to fix it: insufficient credits (with what is needed and the
+balance), the rate limit (with the time to wait), not found, and "Not allowed" when the API key is
+read-only (it may only search, explore and list) or its monthly credit cap is spent: tell the user,
+don't retry."""
 
 
 def instructions_for(specs: list[ToolSpec]) -> str:
-    names = {spec.name for spec in specs}
-    rows = "\n".join(f"- {spec.guide[0]} → {spec.name}: {spec.guide[1]}" for spec in specs)
-    has_research = "create_research_session" in names
-    return (
-        INSTRUCTIONS_HEAD
-        + rows
-        + "\n"
-        + INSTRUCTIONS_TAIL.format(
-            research=", and create_research_session when the graph lacks the answer (then get_research_status)"
-            if has_research
-            else "",
-            research_short=" or starting research" if has_research else "",
-            paid="; research and chat messages cost credits too"
-            if has_research or "send_chat_message" in names
-            else "",
-        )
-    )
+    rank = {name: n for n, name in enumerate(CONTRACT_ORDER)}
+    ordered = sorted(specs, key=lambda spec: rank.get(spec.name, len(rank)))
+    rows = "\n".join(f"- {spec.guide[0]} → {spec.name}: {spec.guide[1]}" for spec in ordered)
+    return INSTRUCTIONS_HEAD + rows + "\n" + INSTRUCTIONS_TAIL
 
 
 def build_server(

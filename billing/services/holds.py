@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
+from billing.services.caps import key_cap_check_locked, month_start, spending_key_current
 from billing.services.ledger import (
     _applied,
     _check_amount,
@@ -37,15 +38,21 @@ logger = logging.getLogger(__name__)
 
 
 def credits_hold(*, account: User, amount: int, idempotency_key: str, reference: str = "") -> Hold:
-    """Reserve `amount` credits (a `hold` entry), once per key. Raises InsufficientCredits (402), ValidationError."""
+    """Reserve `amount` credits (a `hold` entry), once per key, counted against the request's API key.
+
+    Raises InsufficientCredits (402), KeyCapReached (403: the API key's monthly cap), ValidationError.
+    """
     _check_amount(amount)
     key = ledger_key("hold", account.pk, _check_key(idempotency_key))
     existing = Hold.objects.filter(idempotency_key=key).first()
     if existing is not None:
         return existing
     credit_account = credit_account_for(user=account)
+    spender = spending_key_current()
     try:
         with transaction.atomic():
+            if spender is not None and spender.capped:
+                key_cap_check_locked(key_id=spender.id, cost=amount)  # the lock is held until the hold commits
             hold = Hold.objects.create(
                 account=credit_account,
                 amount=amount,
@@ -61,6 +68,7 @@ def credits_hold(*, account: User, amount: int, idempotency_key: str, reference:
                 key=key,
                 reference=reference or "hold",
                 hold=hold,
+                api_key_id=spender.id if spender is not None else None,
             )
             if entry is None:
                 raise _insufficient(needed=amount, account=account)
@@ -157,6 +165,12 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
         remaining = locked.remaining
         if remaining > 0:
             holder = _holder(locked)
+            # Given back to the key that held it, when held this month (an earlier month's spend is closed).
+            held_by = (
+                CreditEntry.objects.filter(hold=locked, kind=EntryKind.HOLD, created__gte=month_start())
+                .values_list("api_key_id", flat=True)
+                .first()
+            )
             entry = _post(
                 user=holder,
                 amount=remaining,
@@ -165,6 +179,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
                 key=f"release:{locked.pk}",
                 reference=reason or locked.reference or "release",
                 hold=locked,
+                api_key_id=held_by,
             )
             _applied(entry, what="release", user=holder)
         locked.released = remaining

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
 from billing.prices import price_for
+from billing.services.caps import key_cap_check_locked, month_start, spending_key_current
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, InsufficientCredits, NotFound, PermissionDenied, ValidationError
 
@@ -117,8 +118,10 @@ WITH acct AS (
     RETURNING id, balance
 )
 INSERT INTO billing_creditentry
-    (account_id, kind, amount, balance_after, held_change, reference, idempotency_key, hold_id, counterparty_id, created)
-SELECT id, %(kind)s, %(amount)s, balance, %(held)s, %(reference)s, %(key)s, %(hold)s, %(counterparty)s, %(now)s
+    (account_id, kind, amount, balance_after, held_change, reference, idempotency_key, hold_id, counterparty_id,
+     api_key_id, created)
+SELECT id, %(kind)s, %(amount)s, balance, %(held)s, %(reference)s, %(key)s, %(hold)s, %(counterparty)s,
+    %(api_key)s, %(now)s
 FROM acct
 RETURNING id, account_id, balance_after
 """
@@ -148,8 +151,11 @@ def _post(
     held_change: int = 0,
     hold: Hold | None = None,
     counterparty: User | None = None,
+    api_key_id: int | None = None,
 ) -> CreditEntry | None:
     """Change the balance and write its entry atomically. None if the balance (or held) would go negative.
+
+    api_key_id: the API key the spend is counted against (billing.services.caps).
 
     Raises IntegrityError (after rolling this change back) if the key was already used.
     """
@@ -163,6 +169,7 @@ def _post(
         "idempotency_key": key,
         "hold": hold,
         "counterparty": counterparty,
+        "api_key_id": api_key_id,
     }
     if connection.vendor == "postgresql":
         async_commit = not connection.in_atomic_block and kind == EntryKind.CHARGE
@@ -170,7 +177,7 @@ def _post(
         params: dict[str, Any] = {
             "amount": amount, "held": held_change, "now": now, "user": user.pk, "kind": kind,
             "reference": reference, "key": key, "hold": hold.pk if hold else None,
-            "counterparty": counterparty.pk if counterparty else None,
+            "counterparty": counterparty.pk if counterparty else None, "api_key": api_key_id,
         }  # fmt: skip
         for _ in range(2):
             row = _post_postgresql(params, async_commit=async_commit)
@@ -256,16 +263,37 @@ def credits_charge(
 ) -> ChargeResult:
     """Spend credits for a metered action, once per key (a repeat returns the first result).
 
-    Writes a `charge` entry. Raises InsufficientCredits (402, with needed and balance),
-    ValidationError on bad input, Conflict if the key was used for a different charge.
+    Writes a `charge` entry, counted against the current request's API key (billing.services.caps).
+    Raises InsufficientCredits (402, with needed and balance), KeyCapReached (403: the API key's
+    monthly cap), ValidationError on bad input, Conflict if the key was used for a different charge.
     """
     cost = price_for(action, units, max_cost=max_cost)
     key = ledger_key("charge", account.pk, _check_key(idempotency_key))
     if cost == 0:
         return ChargeResult(entry=None, credits_charged=0, balance=credit_balance(account=account))
+    spender = spending_key_current()
+    if spender is None or not spender.capped:
+        return _charge_post(
+            account=account,
+            cost=cost,
+            key=key,
+            reference=reference or action,
+            api_key_id=spender.id if spender else None,
+        )
+    with transaction.atomic():  # the key's row lock is held until the charge commits
+        existing = _existing(key)
+        if existing is not None:  # a retry gets its first answer, even once the cap is reached
+            return _charge_replay(existing, cost=cost, account=account)
+        key_cap_check_locked(key_id=spender.id, cost=cost)
+        return _charge_post(account=account, cost=cost, key=key, reference=reference or action, api_key_id=spender.id)
+
+
+def _charge_post(*, account: User, cost: int, key: str, reference: str, api_key_id: int | None) -> ChargeResult:
     # No look-up first: the unique key decides. A repeat's insert fails and rolls back its UPDATE.
     try:
-        entry = _post(user=account, amount=-cost, kind=EntryKind.CHARGE, key=key, reference=reference or action)
+        entry = _post(
+            user=account, amount=-cost, kind=EntryKind.CHARGE, key=key, reference=reference, api_key_id=api_key_id
+        )
     except IntegrityError:
         # This key was charged before (or concurrently, committed first); ours was rolled back.
         existing = _existing(key)
@@ -300,6 +328,7 @@ def credits_refund(*, account: User, charge_key: str, reason: str) -> CreditEntr
             kind=EntryKind.REFUND,
             key=key,
             reference=f"refund of {charge.reference}: {reason}",
+            api_key_id=charge.api_key_id if charge.created >= month_start() else None,
         )
     except IntegrityError:
         existing = _existing(key)

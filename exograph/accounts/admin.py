@@ -53,6 +53,9 @@ class UserAdmin(BaseUserAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "display_prefix", "user", "created", "last_used_at", "revoked_at"]
+    list_display = [
+        "name", "display_prefix", "user", "read_only", "monthly_credit_cap", "created", "last_used_at", "revoked_at",
+    ]  # fmt: skip
+    list_filter = ["read_only"]
     search_fields = ["user__email", "prefix", "name"]
     readonly_fields = ["prefix", "digest", "last_used_at"]

@@ -8,6 +8,7 @@ from rest_framework import authentication
 from rest_framework.request import Request
 
 from billing.ratelimit import address_throttle
+from billing.services.caps import spending_key_use
 from exograph.accounts.models import User
 from exograph.accounts.services import api_key_authenticate
 from exograph.core.errors import Unauthenticated
@@ -47,6 +48,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             address_throttle(action="api_key", address=address)
             raise
         request._request.api_key = key  # type: ignore[attr-defined]
+        # Spends of this request count against the key (its monthly cap, if any): billing.services.caps.
+        spending_key_use(key_id=key.id, capped=key.monthly_credit_cap is not None)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:

@@ -5,6 +5,8 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
+from exograph.accounts.models import MAX_MONTHLY_CREDIT_CAP
+
 
 class SignupForm(forms.Form):
     email = forms.EmailField(
@@ -30,6 +32,30 @@ class LoginForm(AuthenticationForm):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100, widget=forms.TextInput(attrs={"placeholder": "e.g. claude-desktop"}))
+    read_only = forms.BooleanField(
+        required=False, label="Read-only", help_text="Search, explore and list only: no uploads, chat or research."
+    )
+    monthly_credit_cap = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_MONTHLY_CREDIT_CAP,
+        label="Monthly credit cap",
+        help_text="Most credits this key may spend per calendar month (UTC). Empty: no cap.",
+        widget=forms.NumberInput(attrs={"placeholder": "no cap", "inputmode": "numeric"}),
+    )
+
+
+class ApiKeyEditForm(forms.Form):
+    """One key's permission and cap (the row form of the API keys page)."""
+
+    read_only = forms.BooleanField(required=False, label="Read-only")
+    monthly_credit_cap = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_MONTHLY_CREDIT_CAP,
+        label="Monthly cap",
+        widget=forms.NumberInput(attrs={"placeholder": "no cap", "inputmode": "numeric"}),
+    )
 
 
 class AccountDeleteForm(forms.Form):

@@ -56,13 +56,23 @@ class User(AbstractUser):
         return self.email_verified_at is not None
 
 
+MAX_MONTHLY_CREDIT_CAP = 10_000_000
+
+
 class ApiKey(TimeStampedModel):
-    """An API key. Only a SHA-256 digest of the secret is stored; the prefix identifies it."""
+    """An API key. Only a SHA-256 digest of the secret is stored; the prefix identifies it.
+
+    A key may be restricted, for agents: `read_only` (search, explore and list; every write is refused
+    by accounts.permissions.ApiKeyPermission) and `monthly_credit_cap` (what requests made with it may
+    spend per calendar month, UTC; enforced by billing when it charges or holds).
+    """
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16, unique=True)
     digest = models.CharField(max_length=64)
+    read_only = models.BooleanField(default=False)
+    monthly_credit_cap = models.PositiveIntegerField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
@@ -80,3 +90,13 @@ class ApiKey(TimeStampedModel):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def permission(self) -> str:
+        """What the key may do, as the API and the web page name it: "read_only" or "full"."""
+        return "read_only" if self.read_only else "full"
+
+    @property
+    def is_restricted(self) -> bool:
+        """Read-only or capped: such a key may not create or change keys (it could lift its own limits)."""
+        return self.read_only or self.monthly_credit_cap is not None

@@ -16,4 +16,5 @@ urlpatterns = [
     path("mcp-setup/", views.mcp_setup, name="mcp_setup"),
     path("account/keys/", views.api_keys, name="api_keys"),
     path("account/keys/<int:key_id>/revoke/", views.api_key_revoke_view, name="api_key_revoke"),
+    path("account/keys/<int:key_id>/edit/", views.api_key_edit_view, name="api_key_edit"),
 ]

@@ -18,12 +18,14 @@ from django.views.decorators.http import require_POST
 
 from billing.ratelimit import address_throttle
 from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
-from exograph.accounts.forms import AccountDeleteForm, ApiKeyForm, LoginForm, SignupForm
+from billing.services.caps import key_spent_this_month
+from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
     account_delete,
     api_key_create,
     api_key_revoke,
+    api_key_update,
     user_create,
     user_email_verification_request,
     user_email_verify,
@@ -182,14 +184,49 @@ def api_keys(request: HttpRequest) -> HttpResponse:
     new_secret = None
     if request.method == "POST" and form.is_valid():
         try:
-            issued = api_key_create(actor=request.user, name=form.cleaned_data["name"])  # type: ignore[arg-type]
+            issued = api_key_create(
+                actor=request.user,  # type: ignore[arg-type]
+                name=form.cleaned_data["name"],
+                read_only=form.cleaned_data["read_only"],
+                monthly_credit_cap=form.cleaned_data["monthly_credit_cap"],
+            )
         except ExoGraphError as exc:
             form.add_error(None, exc.message)
         else:
             new_secret = issued.secret
             form = ApiKeyForm()
-    keys = api_key_list_for_user(user=request.user)  # type: ignore[arg-type]
-    return render(request, "accounts/api_keys.html", {"form": form, "keys": keys, "new_secret": new_secret})
+    keys = list(api_key_list_for_user(user=request.user))  # type: ignore[arg-type]
+    spent = key_spent_this_month(key_ids=[key.pk for key in keys])
+    rows = [{"key": key, "spent": spent.get(key.pk, 0)} for key in keys]
+    return render(request, "accounts/api_keys.html", {"form": form, "rows": rows, "new_secret": new_secret})
+
+
+@login_required
+@require_POST
+def api_key_edit_view(request: HttpRequest, key_id: int) -> HttpResponse:
+    """Change one key's permission and monthly cap (empty cap: none)."""
+    form = ApiKeyEditForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(
+            f"{form.fields[name].label}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items()
+        )
+        messages.error(request, f"Not saved. {problems}")
+        return redirect("accounts:api_keys")
+    try:
+        key = api_key_update(
+            actor=request.user,  # type: ignore[arg-type]
+            key_id=key_id,
+            read_only=form.cleaned_data["read_only"],
+            monthly_credit_cap=form.cleaned_data["monthly_credit_cap"],
+        )
+    except ExoGraphError as exc:
+        messages.error(request, exc.message)
+    else:
+        cap = f"capped at {key.monthly_credit_cap} credits a month" if key.monthly_credit_cap is not None else "no cap"
+        messages.success(
+            request, f"Key {key.display_prefix} saved: {'read-only' if key.read_only else 'full permission'}, {cap}."
+        )
+    return redirect("accounts:api_keys")
 
 
 @login_required

@@ -52,6 +52,15 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
 # unreadable Content-Type (415).
 COMMON_ERRORS = (400, 401, 429, 503)
 BODY_ERRORS = (413, 415)
+# Any write may meet the API key's limits: a read-only key (403 key_read_only) or its monthly credit cap
+# spent (403 key_monthly_cap_reached, on endpoints that cost credits).
+WRITE_ERRORS = (403,)
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+KEY_LIMITS_403 = (
+    "This API key may not do this: it is read-only (key_read_only), its monthly credit cap does not cover the "
+    "cost (key_monthly_cap_reached, with monthly_credit_cap, spent_this_month, remaining, needed, resets), "
+    "or the account may not."
+)
 
 
 def api_errors(*statuses: int, **descriptions: str) -> dict[int, OpenApiResponse]:
@@ -100,7 +109,9 @@ class AutoSchema(SpectacularAutoSchema):
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         common = (*COMMON_ERRORS, *BODY_ERRORS) if self.method in ("POST", "PUT", "PATCH") else COMMON_ERRORS
-        for status, response in api_errors(*common).items():
+        if self.method in WRITE_METHODS:
+            common = (*common, *WRITE_ERRORS)
+        for status, response in api_errors(*common, e403=KEY_LIMITS_403).items():
             if str(status) not in responses:
                 responses[str(status)] = self._get_response_for_code(response, str(status), direction=direction)
         return responses

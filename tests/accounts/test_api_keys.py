@@ -152,7 +152,7 @@ def test_cached_key_stops_working_when_the_account_is_disabled_or_deleted(alice,
 def _raw_cached_entry(prefix: str) -> bytes:
     client = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
     try:
-        raw = client.get(cache.make_key(f"apikey:v2:{prefix}"))
+        raw = client.get(cache.make_key(f"apikey:v3:{prefix}"))
     finally:
         client.close()
     assert raw is not None, "the key was not cached"
@@ -171,6 +171,8 @@ def test_cached_key_is_a_small_dict_without_the_user_or_password_hash(alice):
     assert set(entry) == {"v", "key", "user"}
     assert set(entry["user"]) == {"id", "is_active", "is_staff", "is_superuser", "is_platform"}
     assert entry["user"]["id"] == alice.id and entry["key"]["digest"] == issued.key.digest
+    # The key's restrictions ride along: the permission check and the cap need no database read.
+    assert (entry["key"]["read_only"], entry["key"]["monthly_credit_cap"]) == (False, None)
     # The cached entry authenticates on its own, and the account's email still reads right.
     body = _me(issued.secret).json()
     assert body["id"] == alice.id and body["email"] == alice.email

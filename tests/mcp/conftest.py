@@ -141,6 +141,8 @@ async def mcp_stdio(
     command = console_script()
     env = {k: v for k, v in os.environ.items() if not k.startswith("EXOGRAPH_")}
     env.update(EXOGRAPH_API_URL=api_url, EXOGRAPH_API_KEY=key, EXOGRAPH_MCP_UPLOAD_WAIT_SECONDS="120")
+    # The code of this checkout, even when .venv (and its editable install) belongs to another one.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(settings.BASE_DIR), env.get("PYTHONPATH", "")) if p)
     if scope is not None:
         env["EXOGRAPH_GRAPH_SCOPE"] = scope
     env.update(env_overrides)

@@ -11,6 +11,7 @@ from django.conf import settings as django_settings
 
 from billing.models import CreditEntry
 from billing.services import credit_balance
+from mcp_bridge.tools import CONTRACT_ORDER
 from tests.documents.conftest import fixtures_dir
 from tests.mcp.conftest import mcp_http, text_of
 
@@ -42,7 +43,7 @@ def test_five_tools_end_to_end_over_streamable_http(live_server_asgi, alice, ali
 
     anyio.run(story)
     tools = out["tools"]
-    assert set(tools) == {"search_entities", "get_world_graph", "list_graphs", "upload_document", "list_documents"}  # type: ignore[arg-type]
+    assert set(tools) == set(CONTRACT_ORDER)  # type: ignore[arg-type]
     search_schema = tools["search_entities"].input_schema["properties"]["n_results"]  # type: ignore[index]
     assert (search_schema["default"], search_schema["minimum"], search_schema["maximum"]) == (10, 1, 100)
     assert tools["search_entities"].annotations.read_only_hint is True  # type: ignore[index]

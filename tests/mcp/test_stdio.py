@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from billing.services import credit_balance
+from mcp_bridge.tools import CONTRACT_ORDER
 from tests.documents.conftest import fixtures_dir
 from tests.mcp.conftest import mcp_stdio, text_of
 
@@ -39,7 +40,7 @@ def test_five_tools_end_to_end_over_stdio(live_server_asgi, alice, alice_key, fu
             out["bounds"] = await mcp.call_tool("search_entities", {"query": "x", "n_results": 101})
 
     anyio.run(story)
-    assert out["tools"] == ["get_world_graph", "list_documents", "list_graphs", "search_entities", "upload_document"]
+    assert out["tools"] == sorted(CONTRACT_ORDER)
     upload = out["upload"]
     assert not upload.is_error, text_of(upload)  # type: ignore[attr-defined]
     upload_text = text_of(upload)

@@ -1,0 +1,134 @@
+"""Monthly credit caps of API keys: what the requests made with one key may spend per calendar month (UTC).
+
+Authentication names the request's key (`spending_key_use`, from accounts.authentication); every charge
+and hold made while it is current carries the key's id on its ledger entry, and the refund or release of
+such a spend made in the same month carries it too. A key's spend this month is then one indexed sum:
+
+    spent = -(sum of amount) over its charge, hold, refund and release entries since the month began
+
+A capped key's charge or hold runs in one transaction that first locks the key's row: concurrent
+spends of one key queue on that lock, and each sums the committed entries (READ COMMITTED: a new
+snapshot per statement) after the one before it committed, so a cap is never overrun. Uncapped keys
+skip the lock (their spend is recorded all the same, so a cap set mid-month counts what was spent).
+
+Billing imports no feature app: the key row is accounts' (a lower layer), read by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from billing.models import CreditEntry, EntryKind
+from exograph.accounts.models import ApiKey
+from exograph.core.errors import PermissionDenied
+
+SPEND_KINDS = (EntryKind.CHARGE, EntryKind.HOLD, EntryKind.REFUND, EntryKind.RELEASE)
+
+
+@dataclass(frozen=True)
+class SpendingKey:
+    """The API key of the current request: its id, and whether it had a cap when it authenticated."""
+
+    id: int
+    capped: bool
+
+
+_current: ContextVar[SpendingKey | None] = ContextVar("billing_spending_key", default=None)
+
+
+def spending_key_use(*, key_id: int, capped: bool) -> Token[SpendingKey | None]:
+    """Make `key_id` the key whose requests spend from here on (in this context); returns the token to reset."""
+    return _current.set(SpendingKey(id=key_id, capped=capped))
+
+
+def spending_key_clear() -> Token[SpendingKey | None]:
+    """No key from here on (a new request begins); returns the token to reset."""
+    return _current.set(None)
+
+
+def spending_key_reset(token: Token[SpendingKey | None]) -> None:
+    _current.reset(token)
+
+
+@contextmanager
+def spending_key(*, key_id: int | None, capped: bool = False) -> Iterator[None]:
+    """Within the block, spends are made by `key_id` (None: by no key, e.g. a task or the web UI)."""
+    token = spending_key_clear() if key_id is None else spending_key_use(key_id=key_id, capped=capped)
+    try:
+        yield
+    finally:
+        spending_key_reset(token)
+
+
+def spending_key_current() -> SpendingKey | None:
+    return _current.get()
+
+
+def month_start(now: datetime | None = None) -> datetime:
+    """The first instant of the calendar month (UTC) of `now`."""
+    moment = (now or timezone.now()).astimezone(UTC)
+    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def next_month_start(now: datetime | None = None) -> datetime:
+    start = month_start(now)
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def key_spent_this_month(*, key_ids: Iterable[int], now: datetime | None = None) -> dict[int, int]:
+    """Credits spent this calendar month (UTC) by each key (0 for keys that spent nothing)."""
+    ids = list(key_ids)
+    spent = dict.fromkeys(ids, 0)
+    if not ids:
+        return spent
+    rows = (
+        CreditEntry.objects.filter(api_key_id__in=ids, created__gte=month_start(now), kind__in=SPEND_KINDS)
+        .values("api_key_id")
+        .annotate(total=Sum("amount"))
+    )
+    for row in rows:
+        spent[int(row["api_key_id"])] = max(0, -int(row["total"] or 0))
+    return spent
+
+
+class KeyCapReached(PermissionDenied):
+    """The key's monthly credit cap does not cover this spend (403: the key's permission, not the balance)."""
+
+    code = "key_monthly_cap_reached"
+
+
+def key_cap_check_locked(*, key_id: int, cost: int) -> None:
+    """Lock the key's row and refuse `cost` if it would take the key past its monthly cap.
+
+    Call inside the transaction that then writes the spend, so the lock is held until it commits.
+    Raises KeyCapReached naming the cap, what was spent, what is left and when the cap resets.
+    """
+    cap = ApiKey.objects.select_for_update().filter(pk=key_id).values_list("monthly_credit_cap", flat=True).first()
+    if cap is None:
+        return
+    now = timezone.now()
+    spent = key_spent_this_month(key_ids=[key_id], now=now)[key_id]
+    if spent + cost <= cap:
+        return
+    left = max(0, cap - spent)
+    resets = next_month_start(now)
+    raise KeyCapReached(
+        f"This API key's monthly credit cap is {cap} credits; {spent} were spent this month, {left} left, "
+        f"and this needs {cost}.",
+        hint=f"Raise the key's monthly cap on the API keys page (or PATCH /api/v1/keys/{key_id}/), "
+        f"or wait until the cap resets on {resets:%Y-%m-%d} 00:00 UTC.",
+        extra={
+            "monthly_credit_cap": cap,
+            "spent_this_month": spent,
+            "remaining": left,
+            "needed": cost,
+            "resets": resets.isoformat(),
+        },
+    )
