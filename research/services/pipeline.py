@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import asdict
 from datetime import date, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -30,6 +29,7 @@ from exograph.core.errors import Conflict, ExoGraphError, PermanentError, Servic
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
 from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceBudgetExhausted, SourceHit
+from exograph.sources.filters import domain_excluded
 from research.events import research_event_send
 from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.selectors import research_keys_read
@@ -72,11 +72,6 @@ def _hit_to(hit: SourceHit) -> dict[str, Any]:
     data["authors"] = list(hit.authors)
     data["snippet"] = hit.snippet[:EXCERPT_CHARS]
     return data
-
-
-def _excluded(url: str, domains: list[str]) -> bool:
-    host = (urlsplit(url).hostname or "").lower().rstrip(".") if url else ""
-    return bool(host) and any(host == d or host.endswith("." + d) for d in domains)
 
 
 class _Run:
@@ -245,7 +240,7 @@ class _Run:
                 hit = hits[rank]
                 if hit["key"] in seen or hit["key"] in read_before or hit["key"] in own_documents:
                     continue
-                if _excluded(hit.get("url") or "", domains):
+                if domain_excluded(hit.get("url") or "", domains):
                     continue
                 seen.add(hit["key"])
                 selected.append(hit)
@@ -278,7 +273,7 @@ class _Run:
                 self.store(key, result={"skipped": "source not configured"}, cost=0)
                 continue
             try:
-                text = adapter.read(hit, budget=self.budget).text
+                read_hit = adapter.read(hit, budget=self.budget)
             except SourceBudgetExhausted:
                 self.notes.append(f"The outside-request budget ran out after reading {read} sources.")
                 return
@@ -286,6 +281,12 @@ class _Run:
                 logger.info("research %s: source %d not read (%s)", self.session.id, index, exc.code)
                 self.store(key, result={"skipped": exc.code}, cost=0)
                 continue
+            if domain_excluded(
+                read_hit.hit.url, self.options.excluded_domains
+            ):  # a redirect may land on an excluded domain
+                self.store(key, result={"skipped": "excluded by the session's options"}, cost=0)
+                continue
+            hit, text = read_hit.hit, read_hit.text
             document_id = self.ingest(hit, text=text, step_key=key, cost=cost)
             if document_id is None:
                 self.store(key, result={"skipped": "not ingestible"}, cost=0)

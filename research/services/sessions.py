@@ -17,6 +17,8 @@ from exograph.accounts.models import User
 from exograph.core.errors import Conflict, InsufficientCredits, NotFound, ValidationError
 from exograph.core.scope import Scope
 from exograph.graphs.models import Graph, GraphKind
+from exograph.sources.base import SearchOptions
+from exograph.sources.filters import search_options
 from research.events import research_event_send
 from research.models import (
     ACTIVE_STATUSES,
@@ -35,7 +37,6 @@ SOURCE_KINDS = ("paper", "article", "local")
 DEFAULT_SOURCES = ("paper", "article", "local")
 RUN_TASK = "research.research_session_run"
 WATCH_INTERVALS = {WatchInterval.DAILY: timedelta(days=1), WatchInterval.WEEKLY: timedelta(days=7)}
-MAX_EXCLUDED_DOMAINS = 50
 
 
 def research_price(model: str) -> int:
@@ -110,35 +111,17 @@ def _check_sources(sources: object) -> list[str]:
     return cleaned
 
 
-def _check_domains(domains: object) -> list[str]:
-    if domains is None:
-        return []
-    if not isinstance(domains, list | tuple) or len(domains) > MAX_EXCLUDED_DOMAINS:
+def _check_options(*, date_from: date | None, date_to: date | None, excluded_domains: object) -> SearchOptions:
+    """The session's source options, validated and normalised by the sources' one rule (filters.search_options)."""
+    if excluded_domains is None:
+        excluded_domains = []
+    if not isinstance(excluded_domains, list | tuple) or not all(isinstance(d, str) for d in excluded_domains):
         raise ValidationError(
-            f"excluded_domains must be a list of at most {MAX_EXCLUDED_DOMAINS} domain names.",
+            "excluded_domains must be a list of domain names.",
             code="invalid_excluded_domains",
             hint='Send e.g. ["example.com"].',
         )
-    cleaned: list[str] = []
-    for raw in domains:
-        value = str(raw).strip().lower().rstrip(".") if isinstance(raw, str) else ""
-        value = value.removeprefix("http://").removeprefix("https://").split("/")[0]
-        if not value or len(value) > 253 or " " in value or "." not in value:
-            raise ValidationError(
-                f"{str(raw)[:60]!r} is not a domain name.",
-                code="invalid_excluded_domains",
-                hint='Send bare domain names, e.g. "example.com".',
-            )
-        if value not in cleaned:
-            cleaned.append(value)
-    return cleaned
-
-
-def _check_dates(date_from: date | None, date_to: date | None) -> None:
-    if date_from and date_to and date_from > date_to:
-        raise ValidationError(
-            "date_from is after date_to.", code="invalid_date_range", hint="Send date_from on or before date_to."
-        )
+    return search_options(date_from=date_from, date_to=date_to, excluded_domains=excluded_domains)
 
 
 def _check_watch(watch: object) -> str:
@@ -238,8 +221,9 @@ def research_session_create(
     checked_model = _check_model(model)
     budget = _check_budget(budget_credits, model=checked_model)
     kinds = _check_sources(sources)
-    domains = _check_domains(excluded_domains)
-    _check_dates(date_from, date_to)
+    domains = list(
+        _check_options(date_from=date_from, date_to=date_to, excluded_domains=excluded_domains).excluded_domains
+    )
     interval = _check_watch(watch)
     graph, session_scope = _target_graph(actor=actor, graph_id=graph_id, scope=scope, default_scope=default_scope)
     _check_balance(actor=actor, amount=budget)

@@ -95,7 +95,7 @@ def _nothing_held(user, graphs_before: int) -> None:  # type: ignore[no-untyped-
         ({"query": "quantum", "graph_id": "graph_nope"}, 404, "graph_not_found"),
         ({"query": "quantum", "sources": ["tv"]}, 400, "invalid_sources"),
         ({"query": "quantum", "sources": []}, 400, "invalid_sources"),
-        ({"query": "quantum", "excluded_domains": ["not a domain"]}, 400, "invalid_excluded_domains"),
+        ({"query": "quantum", "excluded_domains": ["not a domain"]}, 400, "invalid_domain"),
         ({"query": "quantum", "date_from": "2024-02-01", "date_to": "2024-01-01"}, 400, "invalid_date_range"),
         ({"query": "quantum", "date_from": "yesterday"}, 400, "invalid"),
         ({"query": "quantum", "watch": "hourly"}, 400, "invalid"),
