@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "csp",
     "axes",
@@ -200,7 +201,7 @@ X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "exograph.core.views.csrf_failure"
 # Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
 # request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
-# The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).
+# The API reference pages (/api/docs/, /api/redoc/) allow inline styles on their views only (exograph/urls.py).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -321,6 +322,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Our PATCH bodies are validated whole (core.api.validated, never partial): keep their required fields.
     "COMPONENT_SPLIT_PATCH": False,
+    # Swagger UI (/api/docs/) and Redoc (/api/redoc/) from drf-spectacular-sidecar: our static files, offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Product settings ----------------------------------------------------------------------
