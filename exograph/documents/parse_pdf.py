@@ -390,6 +390,7 @@ def _parse(pdf: Pdf, options: Options) -> dict[str, Any]:
             blocks.append({"page": number, "heading": "", "level": 0, "kind": "page", "text": text})
     if not tally.enough:
         raise _OCR_FOUND_NOTHING if ocr_needed else _NO_TEXT
+    options.progress("done", 1, 1)
     return {
         "pages": pdf.pages,
         "pages_estimated": False,

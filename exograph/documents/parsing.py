@@ -80,23 +80,24 @@ def _cpu_seconds(mode: str) -> int:
 
 
 class _Fraction:
-    """Turns the worker's progress lines (phase done total) into one fraction: reading the pages is the
-    first tenth when pages are OCR'd, all of it otherwise."""
+    """Turns the worker's progress lines (phase done total) into one fraction: reading the pages' text is
+    the first tenth, OCR (when pages need it) the other nine, and `done` the end."""
 
     def __init__(self, progress: Progress | None) -> None:
         self.progress = progress
-        self.read = 0.0
 
     def line(self, raw: bytes) -> None:
         parts = raw.decode("ascii", "replace").strip().split()
         if self.progress is None or len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
             return
         phase, done, total = parts[0], int(parts[1]), max(1, int(parts[2]))
+        share = min(1.0, done / total)
         if phase == "read":
-            self.read = done / total
-            self.progress(self.read)
+            self.progress(0.1 * share)
         elif phase == "ocr":
-            self.progress(0.1 + 0.9 * done / total)
+            self.progress(0.1 + 0.9 * share)
+        elif phase == "done":
+            self.progress(1.0)
 
 
 def _sandbox_exec(
