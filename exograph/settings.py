@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "csp",
     "axes",
@@ -202,7 +203,7 @@ X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "exograph.core.views.csrf_failure"
 # Content-Security-Policy on every response (django-csp). Scripts only from our origin or carrying the
 # request's nonce (`<script nonce="{{ request.csp_nonce }}">`); no inline styles, no plugins, no framing.
-# The Swagger UI at /api/docs/ loads from a CDN and widens this on that view only (exograph/urls.py).
+# The API reference pages (/api/docs/, /api/redoc/) allow inline styles on their views only (exograph/urls.py).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -327,6 +328,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Our PATCH bodies are validated whole (core.api.validated, never partial): keep their required fields.
     "COMPONENT_SPLIT_PATCH": False,
+    # Swagger UI (/api/docs/) and Redoc (/api/redoc/) from drf-spectacular-sidecar: our static files, offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Product settings ----------------------------------------------------------------------
@@ -413,6 +418,18 @@ DOCUMENTS_CHUNK_OVERLAP = env_int("DOCUMENTS_CHUNK_OVERLAP", default=40, minimum
 DOCUMENTS_EMBED_BATCH = env_int("DOCUMENTS_EMBED_BATCH", default=64, minimum=1)
 # Entity/relation extraction: offline (no network) or llm (the LLM_* endpoint below).
 DOCUMENTS_EXTRACTOR = env_choice("DOCUMENTS_EXTRACTOR", choices=("offline", "llm"), default="offline")
+
+# --- Coverage: OCR and the second text engine (exograph/documents/parse_pdf.py) -------------------
+# PDF pages without a text layer are read by OCR (RapidOCR; its models ship inside the wheel, no network),
+# priced like any other page. At most DOCUMENTS_OCR_MAX_PAGES such pages per document: over it the upload
+# is refused before anything is charged or OCR'd. The sandbox's address-space cap is raised to
+# DOCUMENTS_OCR_MEMORY_MB for the OCR models (≈0.85 GB resident); each OCR page adds
+# DOCUMENTS_OCR_CPU_SECONDS_PER_PAGE to its CPU cap and DOCUMENTS_OCR_SECONDS_PER_PAGE to its wall-clock timeout.
+DOCUMENTS_OCR_MAX_PAGES = env_int("DOCUMENTS_OCR_MAX_PAGES", default=100, minimum=0)
+DOCUMENTS_OCR_MEMORY_MB = env_int("DOCUMENTS_OCR_MEMORY_MB", default=2048, minimum=256)
+DOCUMENTS_OCR_DPI = env_int("DOCUMENTS_OCR_DPI", default=150, minimum=50)
+DOCUMENTS_OCR_CPU_SECONDS_PER_PAGE = env_int("DOCUMENTS_OCR_CPU_SECONDS_PER_PAGE", default=30, minimum=1)
+DOCUMENTS_OCR_SECONDS_PER_PAGE = env_float("DOCUMENTS_OCR_SECONDS_PER_PAGE", default=30.0)
 
 # LLM (OpenAI-compatible chat completions). Used by the llm extractor; the chat app owns the client.
 LLM_BASE_URL = env_str("LLM_BASE_URL", "")

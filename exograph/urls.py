@@ -1,7 +1,7 @@
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from billing.urls import api_urls as billing_api_urls
 from exograph.accounts import api as accounts_api
@@ -27,18 +27,23 @@ api_v1 = [
     *billing_api_urls,
 ]
 
-# Swagger UI comes from the jsDelivr CDN (until it is served offline): its scripts, styles and images
-# are allowed on this page only. The split view serves its init script from our origin (no inline JS).
-_SWAGGER_CDN = "https://cdn.jsdelivr.net"
-swagger_ui = csp_update(
-    {"script-src": [_SWAGGER_CDN], "style-src": [_SWAGGER_CDN, "'unsafe-inline'"], "img-src": [_SWAGGER_CDN]}
-)(SpectacularSwaggerSplitView.as_view(url_name="api:schema"))
+# The API reference works offline: Swagger UI and Redoc come from drf-spectacular-sidecar's files, served
+# from our static files (SPECTACULAR_SETTINGS *_DIST = "SIDECAR"); no CDN. The split view serves Swagger's
+# init script from our origin (no inline JS). Both widen the CSP on their page only, for what their bundles
+# do at run time: inline styles (React style attributes; Redoc's styled-components) and, for Redoc, the
+# blob: web worker of its search. Redoc's template is ours (templates/drf_spectacular/redoc.html): no
+# web fonts, no inline script or style.
+swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api:schema"))
+redoc = csp_update({"style-src": ["'unsafe-inline'"], "worker-src": ["blob:"]})(
+    SpectacularRedocView.as_view(url_name="api:schema")
+)
 
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("readyz", core_views.readyz, name="readyz"),
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/docs/", swagger_ui, name="api-docs"),
+    path("api/redoc/", redoc, name="api-redoc"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
     path("", include("exograph.documents.web_urls")),

@@ -261,7 +261,11 @@ class DocumentListCreateApi(APIView):
             "UTF-8 (a BOM is dropped; other encodings and binary bytes are refused, 400) and at most "
             "DOCUMENTS_TEXT_MAX_CHARS characters (2,000,000 by default; larger is refused, 413, for free). Their "
             "`pages` are those billing units. Markdown headings become the chunks' section headings, and the "
-            "title becomes an entity of the graph. dry_run=true quotes the same number without charging."
+            "title becomes an entity of the graph. dry_run=true quotes the same number without charging. "
+            "Scanned or image-only PDF pages are read by OCR and priced like any other page (the charge equals "
+            "the quote); at most DOCUMENTS_OCR_MAX_PAGES (100 by default) pages of one PDF are OCR'd, a file "
+            "needing more is refused (400 too_many_ocr_pages) before anything is charged. A PDF that pypdf reads "
+            "as garbage or cannot open is read by a second engine (pdfium); `text_engine` names the engines used."
         ),
     )
     def post(self, request: Request) -> Response:

@@ -1,6 +1,8 @@
 """Structure-aware chunking: token-bounded, overlapping windows that never cross a PDF page or a DOCX section.
 
-Tokens are approximated by words: one whitespace-separated word ≈ 1.3 model tokens for
+Tokens are approximated by units: a whitespace-separated word, or one character of a script written
+without spaces (Chinese, Japanese, Korean: each such character is its own unit, so a page of Japanese is
+not one giant "word"; joined back without spaces). One unit ≈ 1.3 model tokens for
 English under a WordPiece tokenizer such as all-MiniLM-L6-v2's (a rule of thumb, not measured per text), so a
 window of `max_tokens` holds `max_tokens / 1.3` words. The model's 256-token input limit
 is therefore respected with the default of 200 tokens. Chunk ids are stable: the sha256
@@ -10,12 +12,50 @@ of (document id, ordinal, text), so re-running a stage yields the same ids.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from exograph.documents.parsing import Block
 
 TOKENS_PER_WORD = 1.3
+# Scripts written without spaces between words: CJK punctuation, kana, CJK ideographs (and extension A,
+# compatibility), Hangul syllables, half/full-width forms.
+_NO_SPACE_CHAR = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    text: str
+    glued: bool  # no space before it in the source text
+
+
+def _units(text: str) -> list[_Unit]:
+    """Words, with every CJK character split out as a unit of its own (glued to its neighbours)."""
+    units: list[_Unit] = []
+    for word in text.split():
+        if not _NO_SPACE_CHAR.search(word):
+            units.append(_Unit(word, False))
+            continue
+        glued, run = False, ""
+        for ch in word:
+            if _NO_SPACE_CHAR.match(ch):
+                if run:
+                    units.append(_Unit(run, glued))
+                    glued, run = True, ""
+                units.append(_Unit(ch, glued))
+                glued = True
+            else:
+                run += ch
+        if run:
+            units.append(_Unit(run, glued))
+    return units
+
+
+def _join(units: Sequence[_Unit]) -> str:
+    return "".join(("" if index == 0 or unit.glued else " ") + unit.text for index, unit in enumerate(units))
 
 
 @dataclass(frozen=True)
@@ -42,7 +82,7 @@ def chunk_blocks(*, document_id: str, blocks: Sequence[Block], max_tokens: int, 
         start = 0
         while start < len(words):
             piece = words[start : start + window]
-            text = " ".join(piece)
+            text = _join(piece)
             if heading:
                 text = f"{heading.split(' › ')[-1]}: {text}" if start > 0 else text
             ordinal = len(chunks)
@@ -61,18 +101,21 @@ def chunk_blocks(*, document_id: str, blocks: Sequence[Block], max_tokens: int, 
     return chunks
 
 
-def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[str]]]:
-    """Sections as (page, heading, words); a DOCX section keeps the page of its first block."""
+def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[_Unit]]]:
+    """Sections as (page, heading, units); a DOCX section keeps the page of its first block."""
     key: tuple[str, object] | None = None
     page: int | None = None
     heading = ""
-    words: list[str] = []
+    words: list[_Unit] = []
     for block in blocks:
         block_key: tuple[str, object] = ("page", block.page) if block.kind == "page" else ("heading", block.heading)
         if block_key != key:
             if words:
                 yield page, heading, words
             key, page, heading, words = block_key, block.page, ("" if block.kind == "page" else block.heading), []
-        words.extend(block.text.split())
+        units = _units(block.text)
+        if words and units:
+            units[0] = _Unit(units[0].text, False)
+        words.extend(units)
     if words:
         yield page, heading, words

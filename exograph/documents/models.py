@@ -89,6 +89,11 @@ class Document(TimeStampedModel):
     source_url = models.URLField(max_length=2000, blank=True, default="")
     source_type = models.CharField(max_length=16, choices=SourceType.choices, default=SourceType.UPLOAD)
     published = models.DateField(null=True, blank=True)
+    # Which engines read the text, set by the parse stage: "pypdf", "pdfium" (the second PDF engine),
+    # "ocr", joined by "+" when pages differ ("pypdf+ocr"); "python-docx"; "text"/"markdown". Blank until parsed.
+    text_engine = models.CharField(max_length=32, blank=True, default="")
+    # PDF pages read by OCR (they have no text layer); priced like any other page.
+    ocr_pages = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created"]

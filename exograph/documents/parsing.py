@@ -8,6 +8,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from django.conf import settings
 
 from exograph.core.errors import ValidationError
 from exograph.documents.models import DocumentType
+from exograph.documents.parse_common import PROGRESS_MARK
 
 logger = logging.getLogger(__name__)
 
@@ -40,24 +43,131 @@ class ParseResult:
     pages: int
     pages_estimated: bool
     blocks: list[Block] = field(default_factory=list)
+    # Which engines read the text ("pypdf", "pdfium", "ocr", joined by "+"; "python-docx"; "" unknown),
+    # and how many pages were (parse) or will be (inspect, as far as it looked) read by OCR.
+    engine: str = ""
+    ocr_pages: int = 0
 
 
-def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) -> dict[str, Any]:
+# progress(fraction done, 0.0-1.0) while the sandbox parses; called in this process, from its stderr lines.
+Progress = Callable[[float], None]
+
+
+def _sandbox_command(mode: str, kind: DocumentType) -> list[str]:
     # Run the worker file by path in isolated mode (-I): no Django or Celery imports in the sandbox,
-    # which keeps its start-up near 0.2 s and its attack surface to pypdf/python-docx/lxml.
-    command = [
+    # which keeps its start-up near 0.2 s and its attack surface to pypdf/pdfium/python-docx/lxml/OCR.
+    return [
         sys.executable,
         "-I",
         str(Path(__file__).with_name("parse_worker.py")),
         mode,
         kind.value,
         str(settings.DOCUMENTS_PARSE_MEMORY_MB),
-        str(settings.DOCUMENTS_PARSE_CPU_SECONDS),
+        str(_cpu_seconds(mode)),
         str(settings.DOCUMENTS_MAX_PAGES),
+        str(settings.DOCUMENTS_OCR_MAX_PAGES),
+        str(max(settings.DOCUMENTS_OCR_MEMORY_MB, settings.DOCUMENTS_PARSE_MEMORY_MB)),
+        str(settings.DOCUMENTS_OCR_DPI),
     ]
+
+
+def _cpu_seconds(mode: str) -> int:
+    """The sandbox's CPU cap: parsing may OCR up to DOCUMENTS_OCR_MAX_PAGES pages, each with its own budget."""
+    if mode != "parse":
+        return int(settings.DOCUMENTS_PARSE_CPU_SECONDS)
+    ocr = settings.DOCUMENTS_OCR_MAX_PAGES * settings.DOCUMENTS_OCR_CPU_SECONDS_PER_PAGE
+    return int(settings.DOCUMENTS_PARSE_CPU_SECONDS + ocr)
+
+
+class _Fraction:
+    """Turns the worker's progress lines (phase done total) into one fraction: reading the pages' text is
+    the first tenth, OCR (when pages need it) the other nine, and `done` the end."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+
+    def line(self, raw: bytes) -> None:
+        parts = raw.decode("ascii", "replace").strip().split()
+        if self.progress is None or len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            return
+        phase, done, total = parts[0], int(parts[1]), max(1, int(parts[2]))
+        share = min(1.0, done / total)
+        if phase == "read":
+            self.progress(0.1 * share)
+        elif phase == "ocr":
+            self.progress(0.1 + 0.9 * share)
+        elif phase == "done":
+            self.progress(1.0)
+
+
+def _sandbox_exec(
+    command: list[str], data: bytes, *, timeout: float, progress: Progress | None
+) -> tuple[int, bytes, bytes]:
+    """Run the worker: stdin fed and stdout read on threads, stderr read here line by line (progress);
+    killed at the deadline. Returns (returncode, stdout, stderr without progress lines)."""
+    process = subprocess.Popen(  # noqa: S603 - fixed argv, our own module
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=settings.BASE_DIR,
+    )
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    if stdin is None or stdout is None or stderr is None:  # pragma: no cover - PIPE always gives streams
+        raise RuntimeError("sandbox pipes missing")
+    out: list[bytes] = []
+    timed_out = threading.Event()
+
+    def feed() -> None:
+        try:
+            stdin.write(data)
+            stdin.close()
+        except OSError:  # the worker exited early (a limit): its answer says why
+            pass
+
+    def collect() -> None:
+        out.append(stdout.read())
+
+    def kill() -> None:
+        timed_out.set()
+        process.kill()
+
+    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=collect, daemon=True)]
+    timer = threading.Timer(timeout, kill)
+    timer.daemon = True
+    for thread in threads:
+        thread.start()
+    timer.start()
+    fraction = _Fraction(progress)
+    errors: list[bytes] = []
     try:
-        completed = subprocess.run(  # noqa: S603 - fixed argv, our own module
-            command, input=data, capture_output=True, timeout=timeout, check=False, cwd=settings.BASE_DIR
+        for raw in stderr:
+            if raw.startswith(PROGRESS_MARK.encode()):
+                fraction.line(raw[1:])
+            else:
+                errors.append(raw)
+                del errors[:-50]
+        process.wait()
+        for thread in threads:
+            thread.join()
+    finally:
+        timer.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        stdout.close()
+        stderr.close()
+    if timed_out.is_set():
+        raise subprocess.TimeoutExpired(command, timeout)
+    return process.returncode, b"".join(out), b"".join(errors)
+
+
+def _sandbox_run(
+    mode: str, kind: DocumentType, data: bytes, *, timeout: float, progress: Progress | None = None
+) -> dict[str, Any]:
+    try:
+        returncode, stdout, stderr = _sandbox_exec(
+            _sandbox_command(mode, kind), data, timeout=timeout, progress=progress
         )
     except subprocess.TimeoutExpired as exc:
         raise ParseFailed(
@@ -65,10 +175,9 @@ def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) 
             code="parse_timeout",
             hint="Split the document into smaller files, or print it to a simpler PDF, and upload again.",
         ) from exc
-    if completed.returncode != 0:
-        returncode = completed.returncode
+    if returncode != 0:
         killed_by = -returncode if returncode < 0 else None
-        logger.warning("parse sandbox exited with %s: %s", returncode, completed.stderr[-500:])
+        logger.warning("parse sandbox exited with %s: %s", returncode, stderr[-500:])
         if killed_by in (signal.SIGXCPU, signal.SIGKILL):
             message = "Parsing the file used more CPU time than allowed and was stopped."
         else:
@@ -79,9 +188,9 @@ def _sandbox_run(mode: str, kind: DocumentType, data: bytes, *, timeout: float) 
             hint="Split the document into smaller files, or print it to a simpler PDF, and upload again.",
         )
     try:
-        answer: dict[str, Any] = json.loads(completed.stdout)
+        answer: dict[str, Any] = json.loads(stdout)
     except ValueError as exc:
-        logger.warning("parse sandbox gave no JSON: %s", completed.stderr[-500:])
+        logger.warning("parse sandbox gave no JSON: %s", stderr[-500:])
         raise ParseFailed(
             "The parser stopped unexpectedly on this file.",
             code="parse_limit",
@@ -139,15 +248,30 @@ def document_inspect(*, data: bytes, content_type: DocumentType) -> ParseResult:
             code="too_many_pages",
             hint="Split it into smaller documents and upload them separately.",
         )
-    return ParseResult(pages=pages, pages_estimated=bool(answer.get("pages_estimated")))
+    return ParseResult(
+        pages=pages,
+        pages_estimated=bool(answer.get("pages_estimated")),
+        engine=str(answer.get("engine") or ""),
+        ocr_pages=int(answer.get("ocr_pages") or 0),
+    )
 
 
-def document_text_extract(*, data: bytes, content_type: DocumentType, pages: int) -> ParseResult:
-    """Full text with page numbers (PDF) and headings (DOCX), parsed in the sandbox. Raises ParseFailed."""
-    timeout = min(
+def parse_timeout(pages: int) -> float:
+    """Wall-clock seconds allowed to parse a document of `pages` pages, OCR of up to DOCUMENTS_OCR_MAX_PAGES
+    of them included (each page may need OCR: the sandbox finds out)."""
+    text = min(
         float(settings.DOCUMENTS_PARSE_TIMEOUT_SECONDS), 30.0 + pages * settings.DOCUMENTS_PARSE_SECONDS_PER_PAGE
     )
-    answer = _sandbox_run("parse", content_type, data, timeout=timeout)
+    ocr = min(pages, settings.DOCUMENTS_OCR_MAX_PAGES) * settings.DOCUMENTS_OCR_SECONDS_PER_PAGE
+    return text + ocr
+
+
+def document_text_extract(
+    *, data: bytes, content_type: DocumentType, pages: int, progress: Progress | None = None
+) -> ParseResult:
+    """Full text with page numbers (PDF) and headings (DOCX), parsed in the sandbox (OCR for PDF pages
+    without a text layer). `progress(fraction)` is called per page. Raises ParseFailed."""
+    answer = _sandbox_run("parse", content_type, data, timeout=parse_timeout(pages), progress=progress)
     blocks = [
         Block(
             text=str(b["text"]),
@@ -158,4 +282,10 @@ def document_text_extract(*, data: bytes, content_type: DocumentType, pages: int
         )
         for b in answer["blocks"]
     ]
-    return ParseResult(pages=int(answer["pages"]), pages_estimated=bool(answer.get("pages_estimated")), blocks=blocks)
+    return ParseResult(
+        pages=int(answer["pages"]),
+        pages_estimated=bool(answer.get("pages_estimated")),
+        blocks=blocks,
+        engine=str(answer.get("engine") or ""),
+        ocr_pages=int(answer.get("ocr_pages") or 0),
+    )

@@ -63,6 +63,12 @@ class DocumentOutSerializer(DocumentListItemOutSerializer):
     published = serializers.DateField(allow_null=True)
     size = serializers.IntegerField()
     pages_estimated = serializers.BooleanField(help_text="True when a DOCX has no page count and it was estimated.")
+    text_engine = serializers.CharField(
+        help_text="Which engines read the text: pypdf, pdfium (the second PDF engine, for files pypdf cannot "
+        "decode or open), ocr (pages without a text layer), joined by '+' when pages differ (e.g. 'pypdf+ocr'); "
+        "python-docx; text or markdown. Blank until the document is parsed."
+    )
+    ocr_pages = serializers.IntegerField(help_text="PDF pages read by OCR; priced like any other page.")
     stage = serializers.CharField()
     failure = serializers.SerializerMethodField()
     chunk_count = serializers.IntegerField()

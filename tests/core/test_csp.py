@@ -81,11 +81,13 @@ def test_api_responses_carry_the_policy_too(alice_client):
     assert "Content-Security-Policy" in alice_client.get("/api/v1/me/").headers
 
 
-def test_swagger_ui_is_allowed_its_cdn_on_that_page_only():
+def test_swagger_ui_is_served_from_our_static_files_without_a_cdn():
     response = Client().get("/api/docs/")
     assert response.status_code == 200
     policy = _policy(response)
-    assert "https://cdn.jsdelivr.net" in policy["script-src"]
+    assert not any("cdn.jsdelivr.net" in value for values in policy.values() for value in values)
+    assert b"cdn.jsdelivr.net" not in response.content and b"/static/drf_spectacular_sidecar/" in response.content
+    assert "'unsafe-inline'" not in policy["script-src"]
     _assert_scripts_allowed(response)  # its init script is served from our origin (?script)
     script = Client().get("/api/docs/?script")
     assert script.status_code == 200 and b"SwaggerUIBundle" in script.content

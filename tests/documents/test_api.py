@@ -207,10 +207,7 @@ AWKWARD = [
     ("pdf/pm_aes-256.pdf", 400, "encrypted_document"),
     ("pdf/pdfjs_bug1250079.pdf", 400, "corrupt_document"),
     ("pdf/oc_invalid.pdf", 400, "corrupt_document"),
-    ("pdf/pm_simple1.pdf", 400, "corrupt_document"),
-    ("pdf/oc_c02-22.pdf", 400, "no_extractable_text"),
-    ("pdf/oc_multipage.pdf", 400, "no_extractable_text"),
-    ("pdf/pdfjs_scan-bad.pdf", 400, "no_extractable_text"),
+    ("pdf/pdfjs_scan-bad.pdf", 400, "no_extractable_text"),  # its mangled scan renders blank
     ("docx/poi_truncated62886.docx", 400, "corrupt_document"),
     ("docx/poi_clusterfuzz-POIXWPFFuzzer-6442791109263360.docx", 400, "corrupt_document"),
     ("docx/poi_bug53475-password-is-pass.docx", 400, "encrypted_document"),

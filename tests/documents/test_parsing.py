@@ -32,7 +32,10 @@ READABLE_PDFS = {
     "pdf/pdfjs_issue16063.pdf": 1,
     "pdf/pdfjs_issue11656.pdf": 1,
     "pdf/pdfjs_issue13211.pdf": 1,
-    "pdf/pm_jo.pdf": 1,  # pypdf gives mojibake; still text, so accepted
+    "pdf/pm_jo.pdf": 1,  # pypdf gives mojibake; pdfium reads it (tests/documents/test_coverage.py)
+    "pdf/pm_simple1.pdf": 1,  # no valid xref: pypdf refuses it, pdfium opens it
+    "pdf/oc_c02-22.pdf": 1,  # image-only: read by OCR (test_coverage.py)
+    "pdf/oc_multipage.pdf": 6,  # image-only
 }
 
 
@@ -76,15 +79,15 @@ def test_encrypted_pdf_is_refused_with_the_fix(name):
     assert caught.value.status == 400
 
 
-@pytest.mark.parametrize("name", ["pdf/oc_c02-22.pdf", "pdf/oc_multipage.pdf", "pdf/pdfjs_scan-bad.pdf"])
-def test_image_only_pdf_is_refused_with_ocr_hint(name):
+def test_damaged_scan_that_renders_blank_is_refused_before_any_charge():
+    # pdfjs_scan-bad.pdf's image stream is mangled: the page renders blank, so there is nothing to OCR.
     with pytest.raises(ParseFailed) as caught:
-        document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
+        document_inspect(data=fixture_bytes("pdf/pdfjs_scan-bad.pdf"), content_type=DocumentType.PDF)
     assert caught.value.code == "no_extractable_text"
-    assert "OCR is not supported" in caught.value.hint
+    assert "blank" in caught.value.message
 
 
-@pytest.mark.parametrize("name", ["pdf/pdfjs_bug1250079.pdf", "pdf/oc_invalid.pdf", "pdf/pm_simple1.pdf"])
+@pytest.mark.parametrize("name", ["pdf/pdfjs_bug1250079.pdf", "pdf/oc_invalid.pdf"])
 def test_truncated_or_malformed_pdf_is_a_clear_error(name):
     with pytest.raises(ParseFailed) as caught:
         document_inspect(data=fixture_bytes(name), content_type=DocumentType.PDF)
@@ -135,6 +138,7 @@ def test_memory_limit_stops_the_child_not_us(settings):
 def test_wall_clock_timeout_stops_the_child(settings):
     settings.DOCUMENTS_PARSE_TIMEOUT_SECONDS = 1
     settings.DOCUMENTS_PARSE_SECONDS_PER_PAGE = 0.0
+    settings.DOCUMENTS_OCR_SECONDS_PER_PAGE = 0.0
     # GeoTopo (117 pages) takes several seconds to extract; 1 s of wall time is not enough.
     with pytest.raises(ParseFailed) as caught:
         document_text_extract(

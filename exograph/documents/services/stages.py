@@ -109,6 +109,18 @@ def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str
 # --- stages -------------------------------------------------------------------------------------
 
 
+def _parse_progress(document: Document) -> Callable[[float], None]:
+    """Progress per parsed (or OCR'd) page, within the parse stage's share; written only when the percent moves."""
+    start, span = document.progress, STAGE_PROGRESS[DocumentStage.PARSE] - document.progress
+
+    def report(fraction: float) -> None:
+        value = start + int(span * min(1.0, max(0.0, fraction)))
+        if value > document.progress:
+            _progress(document, stage=DocumentStage.PARSE, progress=value)
+
+    return report
+
+
 def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool:
     """Stage 1: parse in the sandbox and chunk; stores the chunks (replacing earlier ones)."""
 
@@ -124,7 +136,12 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool
                 blocks=text_blocks(text=text_decode(bytes(blob.data)), markdown=content_type == DocumentType.MARKDOWN),
             )
         else:
-            parsed = document_text_extract(data=bytes(blob.data), content_type=content_type, pages=document.pages)
+            parsed = document_text_extract(
+                data=bytes(blob.data),
+                content_type=content_type,
+                pages=document.pages,
+                progress=_parse_progress(document),
+            )
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.PARSE])
         chunks = chunk_blocks(
             document_id=str(document.id),
@@ -141,7 +158,12 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool
                 )
                 for c in chunks
             )
-            Document.objects.filter(pk=document.pk).update(chunk_count=len(chunks), warnings=[])
+            Document.objects.filter(pk=document.pk).update(
+                chunk_count=len(chunks),
+                warnings=[],
+                text_engine=parsed.engine or content_type.value,
+                ocr_pages=parsed.ocr_pages,
+            )
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.CHUNK])
 
     return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt)
