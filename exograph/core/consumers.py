@@ -1,4 +1,4 @@
-"""WebSocket /ws/events/: the signed-in user's typed live events (documents today; chat and research later)."""
+"""WebSocket /ws/events/: the signed-in user's typed live events (documents, chat; research later)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,16 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def document_progress(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "document.progress", "document": event["document"]})
+
+    # Chat (exograph.chat.events): the answer streaming for one of the user's sessions.
+    async def chat_status(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_token(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_done(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_error(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
