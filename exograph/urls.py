@@ -39,6 +39,7 @@ urlpatterns = [
     path("api/docs/", swagger_ui, name="api-docs"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
+    path("chat/", include("exograph.chat.web_urls")),
     path("", include("exograph.documents.web_urls")),
     path("", include("billing.urls")),
     path("", include("exograph.accounts.urls")),
