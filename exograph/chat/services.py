@@ -245,9 +245,10 @@ def _generate(
 ) -> dict[str, Any]:
     provider = settings.CHAT_PROVIDER
     if provider == "extractive":
-        text = extractive_answer(
-            question=plan.message, evidence=[(item["n"], item["text"]) for item in items], on_token=on_token
-        )
+        # Entity items are labels ("Cygnus Engine (product)"), not statements: the extractive model answers
+        # with passage, fact and relation sentences only (the graph engine's facts name the links).
+        statements = [(item["n"], item["text"]) for item in items if item.get("kind") != "entity"]
+        text = extractive_answer(question=plan.message, evidence=statements, on_token=on_token)
         return {"text": text, "provider": "extractive", "model": "extractive", "input_tokens": 0, "output_tokens": 0}
     model = model_for(plan.model)
     context = context_tokens_for(plan.model)
