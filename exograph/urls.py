@@ -46,6 +46,7 @@ urlpatterns = [
     path("api/redoc/", redoc, name="api-redoc"),
     path("admin/", admin.site.urls),
     path("graphs/", include("exograph.graphs.urls")),
+    path("chat/", include("exograph.chat.web_urls")),
     path("", include("exograph.documents.web_urls")),
     path("", include("research.web_urls")),
     path("", include("billing.urls")),

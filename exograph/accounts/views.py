@@ -30,6 +30,7 @@ from exograph.accounts.services import (
     user_email_verification_request,
     user_email_verify,
 )
+from exograph.chat.selectors import chat_session_list_for_user
 from exograph.core.api import error_body
 from exograph.core.charts import bar_chart
 from exograph.core.errors import ExoGraphError, RateLimited
@@ -116,6 +117,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     context = {
         "summary": summary,
         "documents": list(document_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
+        "chat_sessions": list(chat_session_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
         "earnings": earnings_total_for_user(actor=user),  # type: ignore[arg-type]
         "usage_chart": bar_chart([d["actions"] for d in usage], [d["day"].isoformat() for d in usage]),
         "spend_chart": bar_chart([d["spent"] for d in usage], [d["day"].isoformat() for d in usage]),

@@ -86,6 +86,8 @@ class ChatMessageOutSerializer(serializers.Serializer):
     role = serializers.CharField()
     content = serializers.CharField()
     created = serializers.DateTimeField()
+    model_name = serializers.CharField(help_text="snap or ponder (assistant messages; empty for questions)")
+    reasoning_engine = serializers.CharField(help_text="rag, graph or web (assistant messages; empty for questions)")
     evidence = EvidenceOutSerializer(many=True)
     citations = CitationsOutSerializer(required=False)
     usage = serializers.DictField()
@@ -133,6 +135,8 @@ def message_out(message: ChatMessage) -> dict[str, Any]:
         "role": message.role,
         "content": message.content,
         "created": message.created.isoformat(),
+        "model_name": message.model_name,
+        "reasoning_engine": message.reasoning_engine,
         "evidence": [item for item in message.evidence or [] if item.get("n") in cited],
         "citations": message.citations or {},
         "usage": message.usage or {},

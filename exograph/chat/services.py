@@ -7,6 +7,7 @@ refunds when it raises. `chat_message_prepare` validates everything first, so ba
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,14 +16,15 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from billing.services import earnings_record
+from billing.services import credit_balance, earnings_record
 from exograph.accounts.models import User
 from exograph.chat.citations import citations_check
+from exograph.chat.events import ChatStream
 from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
 from exograph.chat.tokens import token_count
-from exograph.core.errors import ValidationError
+from exograph.core.errors import ExoGraphError, ValidationError
 from exograph.core.llm.extractive import extractive_answer
 from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
 from exograph.core.scope import Scope
@@ -234,13 +236,19 @@ def _evidence_block(items: list[dict[str, Any]], budget: int) -> str:
 
 
 def _generate(
-    *, plan: ChatPlan, items: list[dict[str, Any]], history: list[dict[str, str]], on_token: TokenSink | None
+    *,
+    plan: ChatPlan,
+    items: list[dict[str, Any]],
+    history: list[dict[str, str]],
+    on_token: TokenSink,
+    stream: ChatStream,
 ) -> dict[str, Any]:
     provider = settings.CHAT_PROVIDER
     if provider == "extractive":
-        text = extractive_answer(
-            question=plan.message, evidence=[(item["n"], item["text"]) for item in items], on_token=on_token
-        )
+        # Entity items are labels ("Cygnus Engine (product)"), not statements: the extractive model answers
+        # with passage, fact and relation sentences only (the graph engine's facts name the links).
+        statements = [(item["n"], item["text"]) for item in items if item.get("kind") != "entity"]
+        text = extractive_answer(question=plan.message, evidence=statements, on_token=on_token)
         return {"text": text, "provider": "extractive", "model": "extractive", "input_tokens": 0, "output_tokens": 0}
     model = model_for(plan.model)
     context = context_tokens_for(plan.model)
@@ -257,6 +265,7 @@ def _generate(
     )
     reply = first
     if plan.model == "ponder":  # a second pass checks the draft against the evidence
+        stream.status("checking")
         reply = llm_generate(
             provider=provider,
             model=model,
@@ -288,13 +297,56 @@ def chat_message_send(
     *, actor: User, plan: ChatPlan, credits_charged: int = 0, on_token: TokenSink | None = None
 ) -> dict[str, Any]:
     """Retrieve evidence, generate, check citations, then store the turn (a new session when plan has
-    none) and record world contributors' earnings. Writes only after generation succeeds. Raises
-    ServiceUnavailable (graph store, web search), LLM errors (provider down 503, timeout 504)."""
+    none) and record world contributors' earnings. Writes only after generation succeeds. Streams the
+    turn live to actor's events socket (exograph.chat.events: status, tokens, then chat.done after
+    commit, or chat.error) and to `on_token`. Raises ServiceUnavailable (graph store, web search), LLM
+    errors (provider down 503, timeout 504)."""
+    # Ids are fixed up front so every live event of this turn names the session and message it becomes.
+    session_id = plan.session.id if plan.session is not None else uuid.uuid4()
+    message_id = uuid.uuid4()
+    stream = ChatStream(user_id=int(actor.pk), session_id=str(session_id), message_id=str(message_id))
+
+    def sink(piece: str) -> None:
+        stream.token(piece)
+        if on_token is not None:
+            on_token(piece)
+
+    try:
+        return _send(
+            actor=actor,
+            plan=plan,
+            credits_charged=credits_charged,
+            session_id=session_id,
+            message_id=message_id,
+            stream=stream,
+            sink=sink,
+        )
+    except ExoGraphError as exc:
+        stream.error(code=exc.code, message=exc.message)
+        raise
+    except Exception:
+        stream.error(code="internal_error", message="The answer failed.")
+        raise
+
+
+def _send(
+    *,
+    actor: User,
+    plan: ChatPlan,
+    credits_charged: int,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    stream: ChatStream,
+    sink: TokenSink,
+) -> dict[str, Any]:
+    stream.status("retrieving")
     found = _evidence_for(actor=actor, plan=plan)
     start = _reserve_numbers(plan.session, len(found.items))
     items = [{"n": start + i, **item} for i, item in enumerate(found.items)]
     history = _history(session=plan.session, budget=min(settings.CHAT_HISTORY_TOKENS, context_tokens_for(plan.model)))
-    generated = _generate(plan=plan, items=items, history=history, on_token=on_token)
+    stream.status("generating")
+    generated = _generate(plan=plan, items=items, history=history, on_token=sink, stream=stream)
+    stream.flush()
     known = {**_prior_evidence(plan.session), **{item["n"]: item for item in items}}
     check = citations_check(answer=generated["text"], evidence={n: str(item["text"]) for n, item in known.items()})
     usage = {
@@ -305,10 +357,12 @@ def chat_message_send(
         "input_tokens": generated["input_tokens"],
         "output_tokens": generated["output_tokens"],
     }
+    cited = [known[n] for n in check.cited if n in known]
     with transaction.atomic():
         session = plan.session
         if session is None:
             session = ChatSession.objects.create(
+                id=session_id,
                 owner=actor,
                 title=title_from(plan.message),
                 model_name=plan.model,
@@ -321,6 +375,7 @@ def chat_message_send(
             session.title = title_from(plan.message)
         ChatMessage.objects.create(session=session, role=ChatRole.USER, content=plan.message)
         answer = ChatMessage.objects.create(
+            id=message_id,
             session=session,
             role=ChatRole.ASSISTANT,
             content=check.answer,
@@ -333,6 +388,22 @@ def chat_message_send(
         session.save(update_fields=["title", "modified"])
         if found.contributor_ids:
             earnings_record(querier=actor, query=plan.message, contributor_ids=found.contributor_ids, source="chat")
+        result: dict[str, Any] = {
+            "session_id": str(session.id),
+            "message_id": str(answer.id),
+            "title": session.title,
+            "answer": check.answer,
+            "model": plan.model,
+            "reasoning_engine": plan.engine,
+            "graph_scope": str(plan.scope),
+            "graph_id": plan.graph_id or None,
+            "evidence": cited,
+            "grounded": check.grounded,
+            "support_score": check.support_score,
+            "citations": check.as_dict(),
+            "usage": usage,
+        }
+        stream.done_on_commit({**result, "balance": credit_balance(account=actor)})
     logger.info(
         "chat message session=%s message=%s engine=%s model=%s evidence=%d grounded=%s",
         session.id,
@@ -342,19 +413,4 @@ def chat_message_send(
         len(items),
         check.grounded,
     )
-    cited = [known[n] for n in check.cited if n in known]
-    return {
-        "session_id": str(session.id),
-        "message_id": str(answer.id),
-        "title": session.title,
-        "answer": check.answer,
-        "model": plan.model,
-        "reasoning_engine": plan.engine,
-        "graph_scope": str(plan.scope),
-        "graph_id": plan.graph_id or None,
-        "evidence": cited,
-        "grounded": check.grounded,
-        "support_score": check.support_score,
-        "citations": check.as_dict(),
-        "usage": usage,
-    }
+    return result

@@ -1,4 +1,4 @@
-"""WebSocket /ws/events/: the signed-in user's typed live events (document and research progress)."""
+"""WebSocket /ws/events/: the signed-in user's typed live events (document and research progress, chat streaming)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,16 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def research_progress(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "research.progress", "research": event["research"]})
+
+    # Chat (exograph.chat.events): the answer streaming for one of the user's sessions.
+    async def chat_status(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_token(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_done(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)
+
+    async def chat_error(self, event: dict[str, Any]) -> None:
+        await self.send_json(event)

@@ -1,7 +1,8 @@
 """Live events: one Channels group per account, carried to the browser by the /ws/events/ socket.
 
 Apps send typed events (`{"type": "document.progress", ...}`) to `user_events_group(user_id)` from
-`transaction.on_commit`, so a client never sees uncommitted state.
+`transaction.on_commit`, so a client never sees uncommitted state. Types: `document.progress`
+(exograph.documents.events); `chat.status`, `chat.token`, `chat.done`, `chat.error` (exograph.chat.events).
 """
 
 from __future__ import annotations

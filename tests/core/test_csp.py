@@ -19,6 +19,7 @@ ACCOUNT_PAGES = [
     "graphs:search",
     "graphs:world",
     "documents:list",
+    "chat:page",
     "billing:page",
 ]
 

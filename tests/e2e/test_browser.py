@@ -1,8 +1,9 @@
 """The web UI in a real browser: Playwright driving Debian's Chromium against the real ASGI app (uvicorn).
 
 Flow: sign up -> verify the email (the link from the outbox) -> create an API key -> upload a PDF and watch
-its progress reach processed -> explore an entity and expand it -> buy a credit pack (fake Stripe + a signed
-webhook) and see the balance change. Every page: no console errors, no failed requests; a screenshot each.
+its progress reach processed -> explore an entity and expand it -> ask a chat question and watch the cited
+answer stream in over the events socket -> buy a credit pack (fake Stripe + a signed webhook) and see the
+balance change. Every page: no console errors, no failed requests; a screenshot each.
 """
 
 from __future__ import annotations
@@ -176,6 +177,35 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             expect(page.locator("#explore-status")).not_to_contain_text("Loading", timeout=30_000)
             watch.shot("explorer")
 
+            # Chat: the answer streams over /ws/events/ (chat.token frames), then shows its citations.
+            frames: list[str] = []
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
+            page.get_by_role("navigation", name="Main").get_by_role("link", name="Chat").click()
+            expect(page.get_by_role("heading", level=1)).to_have_text("Chat")
+            page.get_by_label("Engine").select_option("graph")
+            page.get_by_label("Your question").fill("What is unrestricted relation discovery?")
+            page.get_by_label("Your question").press("Enter")
+            answer = page.locator("#chat-log .msg.assistant").last
+            expect(answer.locator(".meta")).to_contain_text("Support", timeout=60_000)
+            expect(answer.locator("a.cite").first).to_be_visible()
+            expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}/$"))
+            session_id = page.url.rstrip("/").rsplit("/", 1)[-1]
+            streamed = [f for f in frames if '"chat.token"' in f and session_id in f]
+            assert streamed, frames
+            assert any('"chat.done"' in f and session_id in f for f in frames), frames
+            answer.locator("a.cite").first.click()
+            cited = answer.locator(".evidence details[open]").first
+            expect(cited.locator("blockquote")).to_be_visible()
+            expect(cited.get_by_role("link", name="Open the document")).to_have_attribute(
+                "href", re.compile("/documents/#doc-")
+            )
+            expect(page.locator("#session-list li.current a")).to_have_text("What is unrestricted relation discovery?")
+            expect(page.locator("#chat-balance")).not_to_have_text("")
+            watch.shot("chat")
+            page.reload()
+            expect(page.locator("#chat-log .msg.assistant a.cite").first).to_be_visible()
+            chat_path = f"/chat/{session_id}/"
+
             page.goto(base + "/billing/")
             balance = int(page.locator("#balance").inner_text())
             # The real Stripe Checkout page is not reachable: let our server answer, keep its redirect target
@@ -207,9 +237,9 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
                 page.goto(base + path)
                 watch.shot(path.strip("/").replace("/", "-") or "dashboard")
             page.set_viewport_size({"width": 360, "height": 780})
-            for path in ["/", "/documents/", "/billing/"]:
+            for path in ["/", "/documents/", chat_path, "/billing/"]:
                 page.goto(base + path)
-                watch.shot("phone-" + (path.strip("/") or "dashboard"))
+                watch.shot("phone-" + (path.strip("/").split("/")[0] or "dashboard"))
                 wide = page.evaluate(
                     "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 361"
                     " && !e.closest('.table-wrap, .menu')).map(e => e.tagName + '.' + e.className).slice(0, 5)"

@@ -20,6 +20,7 @@ PAGES = [
     "/graphs/search/",
     "/graphs/world/",
     "/documents/",
+    "/chat/",
     "/billing/",
     "/account/keys/",
     "/mcp-setup/",

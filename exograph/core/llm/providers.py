@@ -77,6 +77,16 @@ def _unreachable(provider: str, exc: Exception) -> Exception:
     )
 
 
+def _broken_stream(provider: str) -> Exception:
+    """An error event inside a streamed answer (the provider failed after it began): transient."""
+    return LLMTransientError(
+        f"The {provider} provider failed while answering.",
+        code="llm_unavailable",
+        hint="Retry in a moment.",
+        extra={"provider": provider},
+    )
+
+
 def _openai_generate(
     *, model: str, system: str, messages: list[dict[str, str]], max_tokens: int, on_token: TokenSink | None
 ) -> Generation:
@@ -112,8 +122,10 @@ def _openai_generate(
         raise _timeout("openai") from exc
     except openai.APIStatusError as exc:
         raise _status_error("openai", exc.status_code) from exc
-    except openai.APIError as exc:
+    except openai.APIConnectionError as exc:
         raise _unreachable("openai", exc) from exc
+    except openai.APIError as exc:
+        raise _broken_stream("openai") from exc
     return Generation(
         text="".join(parts),
         provider="openai",
