@@ -36,6 +36,7 @@ from exograph.core.charts import bar_chart
 from exograph.core.errors import ExoGraphError, RateLimited
 from exograph.core.proxies import client_ip
 from exograph.documents.selectors import document_list_for_user
+from research.selectors import research_session_list_for_user
 
 
 class LoginView(auth_views.LoginView):
@@ -118,6 +119,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "summary": summary,
         "documents": list(document_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
         "chat_sessions": list(chat_session_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
+        "research_sessions": list(research_session_list_for_user(user=user, scope=None)[:5]),  # type: ignore[arg-type]
         "earnings": earnings_total_for_user(actor=user),  # type: ignore[arg-type]
         "usage_chart": bar_chart([d["actions"] for d in usage], [d["day"].isoformat() for d in usage]),
         "spend_chart": bar_chart([d["spent"] for d in usage], [d["day"].isoformat() for d in usage]),

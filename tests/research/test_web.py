@@ -122,3 +122,16 @@ def test_progress_events_reach_the_owner_only_without_the_topic(alice, charlie, 
     assert event["id"] == str(mine.id) and event["status"] == "completed" and event["progress"]["step"] == "done"
     assert "secret" not in json.dumps(received)
     channel_layers.backends.clear()
+
+
+@pytest.mark.django_db
+def test_dashboard_lists_own_research_sessions_only(alice, charlie, fund):
+    fund(alice, 100)
+    fund(charlie, 100)
+    research_session_create(actor=alice, query="surface codes for alice", budget_credits=30)
+    research_session_create(actor=charlie, query="charlie's own topic", budget_credits=30)
+    page = _client(alice).get("/")
+    assert page.status_code == 200
+    assert b'id="dashboard-research"' in page.content and b"surface codes for alice" in page.content
+    assert b"charlie&#x27;s own topic" not in page.content and b"charlie's own topic" not in page.content
+    assert b"0/30 credits" in page.content
