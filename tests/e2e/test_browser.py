@@ -206,6 +206,17 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             expect(page.locator("#chat-log .msg.assistant a.cite").first).to_be_visible()
             chat_path = f"/chat/{session_id}/"
 
+            # Research: start a session with a budget; eager Celery runs it (local source) inside the request,
+            # then the page shows it completed with its report and the unspent credits back.
+            page.get_by_role("navigation", name="Main").get_by_role("link", name="Research").click()
+            page.get_by_label("Topic").fill("relation discovery")
+            page.get_by_label("Budget (credits)").fill("40")
+            page.get_by_role("button", name="Start research").click()
+            expect(page).to_have_url(re.compile(r"/research/[0-9a-f-]{36}/$"))
+            expect(page.locator('[data-field="status"]')).to_have_text("completed", timeout=120_000)
+            expect(page.locator("#report")).to_contain_text("Found")
+            watch.shot("research")
+
             page.goto(base + "/billing/")
             balance = int(page.locator("#balance").inner_text())
             # The real Stripe Checkout page is not reachable: let our server answer, keep its redirect target
@@ -237,7 +248,7 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
                 page.goto(base + path)
                 watch.shot(path.strip("/").replace("/", "-") or "dashboard")
             page.set_viewport_size({"width": 360, "height": 780})
-            for path in ["/", "/documents/", chat_path, "/billing/"]:
+            for path in ["/", "/documents/", chat_path, "/research/", "/billing/"]:
                 page.goto(base + path)
                 watch.shot("phone-" + (path.strip("/").split("/")[0] or "dashboard"))
                 wide = page.evaluate(
