@@ -22,9 +22,12 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
-try:
+# Inside the sandbox this file is a top-level module beside parse_common (see parse_worker). Choose by
+# __package__, never by ImportError: the editable install makes `exograph` importable there too, and two
+# copies of parse_common would make ParseRefused two classes (a refusal would then read as a crash).
+if __package__:
     from exograph.documents.parse_common import Options, ParseRefused, too_many_pages
-except ImportError:  # inside the sandbox: a top-level module from this folder
+else:
     from parse_common import Options, ParseRefused, too_many_pages  # type: ignore[no-redef]
 
 ENGINE_PYPDF = "pypdf"
