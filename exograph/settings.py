@@ -287,6 +287,10 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, mini
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Leases on long-running work (exograph/core/leases.py): renewed every TTL/3 s by the runner; an expired one
+# is resumed or failed+refunded by the sweep, which runs every LEASE_SWEEP_SECONDS.
+LEASE_TTL_SECONDS = max(3.0, env_float("EXOGRAPH_LEASE_TTL", default=30.0))
+LEASE_SWEEP_SECONDS = max(1.0, env_float("EXOGRAPH_LEASE_SWEEP", default=15.0))
 
 # --- REST API ----------------------------------------------------------------------------
 
@@ -534,6 +538,13 @@ BILLING_PACKS: dict[str, dict[str, int]] = {
 
 # Periodic jobs (celery beat). `manage.py setup_periodic_tasks` validates and prints them.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Interrupted work (a document stage whose worker died) resumed or failed+refunded (exograph/core/leases.py).
+    # Expires: sweeps that waited longer than their interval are dropped, not piled up while no worker runs.
+    "core-leases-sweep": {
+        "task": "core.leases_sweep",
+        "schedule": LEASE_SWEEP_SECONDS,
+        "options": {"queue": "default", "expires": LEASE_SWEEP_SECONDS},
+    },
     "billing-release-stale-holds": {
         "task": "billing.tasks.holds_release_stale_task",
         "schedule": 15 * 60.0,
