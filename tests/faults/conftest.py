@@ -116,6 +116,8 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         broker_url: str,
         queues: str = "default",
         stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
+        extra_env: dict[str, str] | None = None,
+        command: str = "worker",
     ) -> WorkerProcess:
         index = len(workers)
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
@@ -127,12 +129,21 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
             DJANGO_SECRET_KEY=settings.SECRET_KEY,
             EXOGRAPH_VAR_DIR=str(short_tmp / f"worker-var-{index}"),
         )
-        args = [
-            sys.executable, "-m", "celery", "-A", "exograph", "worker",
-            "--include", "tests.faults.tasks", "-Q", queues,
-            "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
-            "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
-        ]  # fmt: skip
+        env.update(extra_env or {})
+        if command == "beat":  # celery beat: the periodic jobs (the lease sweep), like make run's child
+            args = [
+                sys.executable, "-m", "celery", "-A", "exograph", "beat", "-l", "info",
+                "--schedule", str(short_tmp / f"beat-schedule-{index}"), "--pidfile=",
+            ]  # fmt: skip
+            ready = "beat: Starting"
+        else:
+            args = [
+                sys.executable, "-m", "celery", "-A", "exograph", "worker",
+                "--include", "tests.faults.tasks", "-Q", queues,
+                "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
+                "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
+            ]  # fmt: skip
+            ready = " ready."
         service = ProcessService(f"worker {index}", args, cwd=Path(settings.BASE_DIR), stop_steps=stop_steps, env=env)
         log_path = short_tmp / f"worker-{index}.log"
         with log_path.open("wb") as log:
@@ -142,7 +153,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         worker = WorkerProcess(service=service, log_path=log_path)
         workers.append(worker)
         wait_until(
-            lambda: " ready." in worker.log() or worker.process.poll() is not None, timeout=90, what="worker ready"
+            lambda: ready in worker.log() or worker.process.poll() is not None, timeout=90, what=f"{command} ready"
         )
         assert worker.process.poll() is None, worker.log()[-3000:]
         return worker
@@ -178,3 +189,15 @@ def broker_urls(server: EmbeddedFalkorDB, *, tcp: bool) -> tuple[str, str]:
 def broker_client(server: EmbeddedFalkorDB) -> redis.Redis:
     """A plain client of the broker's database (1) on server, to inspect queues and unacked messages."""
     return redis.Redis(unix_socket_path=str(server.socket_path), db=1, socket_timeout=5)
+
+
+def database_url() -> str:
+    """The URL of this test's own PostgreSQL database (the one pytest-django created), for subprocesses."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    assert connection.vendor == "postgresql", "the fault tests run on PostgreSQL"
+    auth = db["USER"] or ""
+    if db.get("PASSWORD"):
+        auth += f":{db['PASSWORD']}"
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
