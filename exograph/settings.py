@@ -486,6 +486,8 @@ BILLING_PLANS: dict[str, dict[str, int]] = {
 }
 # Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
 BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Retry-After (seconds) of the 503 every counted request gets while the rate limiter's Redis is down.
+RATELIMIT_UNAVAILABLE_RETRY_AFTER = env_int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=5, minimum=1)
 # Per-address throttles of anonymous endpoints: signup attempts and failed API-key authentications
 # (sliding windows in the rate limiter's Redis, billing/ratelimit.py::address_throttle).
 ANON_THROTTLES: dict[str, dict[str, int]] = {
