@@ -137,6 +137,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=10, minimum=1),
         "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
     }
+    # Django hands the pool psycopg's check_connection: each connection is checked as it leaves the pool (one
+    # empty round trip), so after a database restart no request gets a dead pooled connection (tests/faults).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ATOMIC_REQUESTS = False
 
