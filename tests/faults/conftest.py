@@ -193,11 +193,15 @@ def broker_client(server: EmbeddedFalkorDB) -> redis.Redis:
 
 
 def database_url() -> str:
-    """The URL of this test's own PostgreSQL database (the one pytest-django created), for subprocesses."""
+    """The URL of this test's own database (the one pytest-django created), for subprocesses."""
     from django.db import connection
 
     db = connection.settings_dict
-    assert connection.vendor == "postgresql", "the fault tests run on PostgreSQL"
+    if connection.vendor == "sqlite":  # make test without DATABASE_URL
+        name = str(db["NAME"])
+        assert not name.startswith(("file:memorydb", ":memory:")), "the SQLite test database must be a file"
+        return f"sqlite:///{name}"
+    assert connection.vendor == "postgresql"
     auth = db["USER"] or ""
     if db.get("PASSWORD"):
         auth += f":{db['PASSWORD']}"
