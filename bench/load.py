@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,7 +47,7 @@ PORT = int(os.environ.get("BENCH_PORT", "8765"))
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "files"
 PDFS = ("pdf/pp_multilang.pdf", "pdf/sf_pdflatex-4-pages.pdf")
 # (operation, weight)
-MIX = [("search", 30), ("list", 20), ("status", 15), ("chat", 20), ("upload_text", 12), ("upload_pdf", 3)]
+MIX = [("search", 30), ("list", 25), ("status", 15), ("chat", 22), ("upload_text", 6), ("upload_pdf", 2)]
 QUESTIONS = ("Who discovered radium?", "What did Ada Lovelace write about?", "Where did Marie Curie work?")
 TOPICS = (
     "Marie Curie discovered polonium and radium with Pierre Curie in Paris, at the University of Paris.",
@@ -283,6 +284,8 @@ def main() -> int:
         _stop(web)
         if server is not None:
             server.stop()
+        if not os.environ.get("BENCH_KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
     ok = all(
         r["responses_5xx"] == 0
         and r["failed_without_reason"] == 0

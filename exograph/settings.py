@@ -134,7 +134,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env_int("EXOGRAPH_DB_POOL_MIN_SIZE", default=1, minimum=0),
-        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=10, minimum=1),
+        # Under ASGI every request in flight runs its sync code on its own thread and holds a connection while it
+        # runs: 10 left requests waiting past the timeout at 50 concurrent clients (bench/load.py); PostgreSQL's
+        # default max_connections (100) leaves room for 2 web processes and the workers.
+        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=30, minimum=1),
         "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
     }
     # Django hands the pool psycopg's check_connection: each connection is checked as it leaves the pool (one

@@ -79,6 +79,18 @@ def database_outage(exc: BaseException | None) -> ServiceUnavailable | None:
 
     if not isinstance(exc, (OperationalError, InterfaceError)):
         return None
+    from psycopg_pool import PoolTimeout
+
+    if isinstance(exc.__cause__, PoolTimeout):  # up, but every pooled connection of this process is in use
+        logger.warning("database busy: no pooled connection was free in time")
+        return ServiceUnavailable(
+            "The service is overloaded: no database connection was free in time, so this request was not "
+            "served; nothing was charged or changed.",
+            code="database_busy",
+            hint="Retry in 1 s (Retry-After); operators raise EXOGRAPH_DB_POOL_MAX_SIZE or add web processes.",
+            extra={"unavailable": "database", "retry_after": 1},
+            headers={"Retry-After": "1"},
+        )
     logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
     return ServiceUnavailable(
         "The database is unreachable, so this request was not served; nothing was charged or changed.",

@@ -82,3 +82,21 @@ def test_postgresql_restart_requests_fail_cleanly_and_recover_without_restarting
     assert web.process.poll() is None  # the same web process
     assert "Traceback" not in web.log()[logged:], web.log()[logged:][-3000:]  # nothing failed once it was back
     print(f"PostgreSQL restarted: API answered 200 again {recovered_in:.1f} s after it was back")
+
+
+def test_an_exhausted_pool_is_a_503_saying_busy_with_a_short_retry_after():
+    from django.db import OperationalError
+    from psycopg_pool import PoolTimeout
+
+    from exograph.core.api import database_outage
+
+    try:
+        try:
+            raise PoolTimeout("couldn't get a connection after 10.00 sec")
+        except PoolTimeout as inner:
+            raise OperationalError(str(inner)) from inner  # how Django's wrap_database_errors raises it
+    except OperationalError as exc:
+        error = database_outage(exc)
+    assert error is not None and error.status == 503
+    assert error.code == "database_busy" and "overloaded" in error.message
+    assert error.headers == {"Retry-After": "1"}
