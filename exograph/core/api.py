@@ -81,15 +81,17 @@ def database_outage(exc: BaseException | None) -> ServiceUnavailable | None:
         return None
     from psycopg_pool import PoolTimeout
 
-    if isinstance(exc.__cause__, PoolTimeout):  # up, but every pooled connection of this process is in use
-        logger.warning("database busy: no pooled connection was free in time")
+    if isinstance(exc.__cause__, PoolTimeout):
+        # The pool cannot tell a dead database from one whose connections are all in use: name both.
+        logger.warning("database unavailable or busy: no pooled connection in time")
         return ServiceUnavailable(
-            "The service is overloaded: no database connection was free in time, so this request was not "
-            "served; nothing was charged or changed.",
-            code="database_busy",
-            hint="Retry in 1 s (Retry-After); operators raise EXOGRAPH_DB_POOL_MAX_SIZE or add web processes.",
-            extra={"unavailable": "database", "retry_after": 1},
-            headers={"Retry-After": "1"},
+            "No database connection could be had in time (the database is down, restarting or overloaded), so "
+            "this request was not served; nothing was charged or changed.",
+            code="database_unavailable",
+            hint=f"This is on our side; retry in {DATABASE_RETRY_AFTER} s (Retry-After). Operators: check "
+            "/readyz, or raise EXOGRAPH_DB_POOL_MAX_SIZE if the database is up.",
+            extra={"unavailable": "database", "retry_after": DATABASE_RETRY_AFTER},
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
         )
     logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
     return ServiceUnavailable(

@@ -84,7 +84,7 @@ def test_postgresql_restart_requests_fail_cleanly_and_recover_without_restarting
     print(f"PostgreSQL restarted: API answered 200 again {recovered_in:.1f} s after it was back")
 
 
-def test_an_exhausted_pool_is_a_503_saying_busy_with_a_short_retry_after():
+def test_an_exhausted_pool_is_a_503_naming_the_database_down_or_overloaded():
     from django.db import OperationalError
     from psycopg_pool import PoolTimeout
 
@@ -98,5 +98,5 @@ def test_an_exhausted_pool_is_a_503_saying_busy_with_a_short_retry_after():
     except OperationalError as exc:
         error = database_outage(exc)
     assert error is not None and error.status == 503
-    assert error.code == "database_busy" and "overloaded" in error.message
-    assert error.headers == {"Retry-After": "1"}
+    assert error.code == "database_unavailable" and "down, restarting or overloaded" in error.message
+    assert error.headers == {"Retry-After": "5"}
