@@ -170,10 +170,16 @@ def _count(
             args=[lshort, wshort, llong, wlong, BUCKET_MS, int(now_ms or 0), 1 if count else 0],
         )
     except redis.RedisError as exc:
+        # Fails closed (an uncounted request would bypass the limits), but says what is down and when to retry.
+        retry = int(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)
         raise ServiceUnavailable(
-            "The rate limiter's Redis is unreachable, so requests cannot be counted.",
+            "The rate limiter's Redis is unreachable, so requests cannot be counted and none is served; "
+            "nothing was charged or changed.",
             code="ratelimit_unavailable",
-            hint="This is on our side (Redis is down); retry in a moment.",
+            hint=f"This is on our side (Redis is down) and restarts by itself; retry in {retry} s (Retry-After). "
+            "GET /healthz and /readyz answer without it.",
+            extra={"unavailable": "redis", "retry_after": retry},
+            headers={"Retry-After": str(retry)},
         ) from exc
     reset_short, reset_long = _seconds(int(tshort), wshort), _seconds(int(tlong), wlong)
     left_short, left_long = max(0, lshort - int(cshort)), max(0, llong - int(clong))

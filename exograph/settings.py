@@ -137,9 +137,15 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env_int("EXOGRAPH_DB_POOL_MIN_SIZE", default=1, minimum=0),
-        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=10, minimum=1),
+        # Under ASGI every request in flight runs its sync code on its own thread and holds a connection while it
+        # runs: 10 left requests waiting past the timeout at 50 concurrent clients (bench/load.py); PostgreSQL's
+        # default max_connections (100) leaves room for 2 web processes and the workers.
+        "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=30, minimum=1),
         "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
     }
+    # Django hands the pool psycopg's check_connection: each connection is checked as it leaves the pool (one
+    # empty round trip), so after a database restart no request gets a dead pooled connection (tests/faults).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ATOMIC_REQUESTS = False
 
@@ -290,6 +296,10 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, mini
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Leases on long-running work (exograph/core/leases.py): renewed every TTL/3 s by the runner; an expired one
+# is resumed or failed+refunded by the sweep, which runs every LEASE_SWEEP_SECONDS.
+LEASE_TTL_SECONDS = max(3.0, env_float("EXOGRAPH_LEASE_TTL", default=30.0))
+LEASE_SWEEP_SECONDS = max(1.0, env_float("EXOGRAPH_LEASE_SWEEP", default=15.0))
 
 # --- REST API ----------------------------------------------------------------------------
 
@@ -546,6 +556,8 @@ BILLING_PLANS: dict[str, dict[str, int]] = {
 }
 # Redis socket timeout for the rate limiter: a dead Redis answers 503 quickly instead of hanging.
 BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
+# Retry-After (seconds) of the 503 every counted request gets while the rate limiter's Redis is down.
+RATELIMIT_UNAVAILABLE_RETRY_AFTER = env_int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=5, minimum=1)
 # Per-address throttles of anonymous endpoints: signup attempts and failed API-key authentications
 # (sliding windows in the rate limiter's Redis, billing/ratelimit.py::address_throttle).
 ANON_THROTTLES: dict[str, dict[str, int]] = {
@@ -598,6 +610,13 @@ BILLING_PACKS: dict[str, dict[str, int]] = {
 
 # Periodic jobs (celery beat). `manage.py setup_periodic_tasks` validates and prints them.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Interrupted work (a document stage whose worker died) resumed or failed+refunded (exograph/core/leases.py).
+    # Expires: sweeps that waited longer than their interval are dropped, not piled up while no worker runs.
+    "core-leases-sweep": {
+        "task": "core.leases_sweep",
+        "schedule": LEASE_SWEEP_SECONDS,
+        "options": {"queue": "default", "expires": LEASE_SWEEP_SECONDS},
+    },
     "billing-release-stale-holds": {
         "task": "billing.tasks.holds_release_stale_task",
         "schedule": 15 * 60.0,

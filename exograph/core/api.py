@@ -14,7 +14,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from exograph.core.errors import ExoGraphError
+from exograph.core.errors import ExoGraphError, ServiceUnavailable
 
 if TYPE_CHECKING:  # the AUTH_USER_MODEL, resolved by django-stubs; core imports no app of ours
     from django.contrib.auth.models import _User as User
@@ -69,9 +69,45 @@ def _flatten(detail: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}: {detail}" if prefix else str(detail)]
 
 
+# Retry-After (seconds) of the 503 a request gets while the database is unreachable.
+DATABASE_RETRY_AFTER = 5
+
+
+def database_outage(exc: BaseException | None) -> ServiceUnavailable | None:
+    """The 503 to answer when exc means the SQL database is unreachable (down, restarting, pool exhausted)."""
+    from django.db import InterfaceError, OperationalError
+
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return None
+    from psycopg_pool import PoolTimeout
+
+    if isinstance(exc.__cause__, PoolTimeout):
+        # The pool cannot tell a dead database from one whose connections are all in use: name both.
+        logger.warning("database unavailable or busy: no pooled connection in time")
+        return ServiceUnavailable(
+            "No database connection could be had in time (the database is down, restarting or overloaded), so "
+            "this request was not served; nothing was charged or changed.",
+            code="database_unavailable",
+            hint=f"This is on our side; retry in {DATABASE_RETRY_AFTER} s (Retry-After). Operators: check "
+            "/readyz, or raise EXOGRAPH_DB_POOL_MAX_SIZE if the database is up.",
+            extra={"unavailable": "database", "retry_after": DATABASE_RETRY_AFTER},
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+        )
+    logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
+    return ServiceUnavailable(
+        "The database is unreachable, so this request was not served; nothing was charged or changed.",
+        code="database_unavailable",
+        hint=f"This is on our side (the database is down or restarting); retry in {DATABASE_RETRY_AFTER} s "
+        "(Retry-After).",
+        extra={"unavailable": "database", "retry_after": DATABASE_RETRY_AFTER},
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+    )
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every error of every endpoint leaves through here."""
     headers: dict[str, str] = {}
+    exc = database_outage(exc) or exc
     if isinstance(exc, ExoGraphError):
         headers.update(exc.headers)
         body = error_body(exc.code, exc.message, exc.hint, exc.extra)

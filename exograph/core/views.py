@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import redis
 from django.conf import settings
@@ -11,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from exograph.core.api import api_not_found, api_server_error, error_body
+from exograph.core.api import DATABASE_RETRY_AFTER, api_not_found, api_server_error, database_outage, error_body
 from exograph.core.falkor import falkordb_ping
 
 logger = logging.getLogger(__name__)
@@ -99,6 +100,24 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500; called while the exception is handled, so a database outage (anywhere: a middleware, a view)
+    becomes a 503 naming the database with Retry-After, not a 500."""
+    outage = database_outage(sys.exc_info()[1])
+    if outage is not None:
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse(
+                error_body(outage.code, outage.message, outage.hint, outage.extra), status=503
+            )
+        else:
+            response = HttpResponse(
+                '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Unavailable · ExoGraph'
+                "</title></head><body><h1>ExoGraph is briefly unavailable</h1><p>Our database is down or "
+                f"restarting. Nothing was lost; retry in {DATABASE_RETRY_AFTER} seconds.</p></body></html>",
+                status=503,
+                content_type="text/html; charset=utf-8",
+            )
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER)
+        return response
     if request.path.startswith("/api/"):
         return api_server_error(request)
     return render(request, "500.html", status=500)

@@ -349,11 +349,11 @@ class DocumentRetryApi(APIView):
                 404,
                 409,
                 422,
-                e409="The document is not failed or cancelled, its file is gone, or a request with this "
-                "Idempotency-Key is still running.",
+                e409="The document is not failed or cancelled (nor processing with an interrupted stage), its "
+                "file is gone, or a request with this Idempotency-Key is still running.",
             ),
         },
-        summary="Retry a failed or cancelled document (never paid twice)",
+        summary="Retry a failed or cancelled document, or resume an interrupted one (never paid twice)",
     )
     def post(self, request: Request, document_id: str) -> Response:
         meter = Meter.from_request(request, endpoint=RETRY_ENDPOINT)

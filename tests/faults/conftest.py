@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import redis
 from celery import Celery
@@ -116,6 +117,8 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         broker_url: str,
         queues: str = "default",
         stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
+        extra_env: dict[str, str] | None = None,
+        command: str = "worker",
     ) -> WorkerProcess:
         index = len(workers)
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
@@ -127,12 +130,21 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
             DJANGO_SECRET_KEY=settings.SECRET_KEY,
             EXOGRAPH_VAR_DIR=str(short_tmp / f"worker-var-{index}"),
         )
-        args = [
-            sys.executable, "-m", "celery", "-A", "exograph", "worker",
-            "--include", "tests.faults.tasks", "-Q", queues,
-            "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
-            "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
-        ]  # fmt: skip
+        env.update(extra_env or {})
+        if command == "beat":  # celery beat: the periodic jobs (the lease sweep), like make run's child
+            args = [
+                sys.executable, "-m", "celery", "-A", "exograph", "beat", "-l", "info",
+                "--schedule", str(short_tmp / f"beat-schedule-{index}"), "--pidfile=",
+            ]  # fmt: skip
+            ready = "beat: Starting"
+        else:
+            args = [
+                sys.executable, "-m", "celery", "-A", "exograph", "worker",
+                "--include", "tests.faults.tasks", "-Q", queues,
+                "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
+                "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
+            ]  # fmt: skip
+            ready = " ready."
         service = ProcessService(f"worker {index}", args, cwd=Path(settings.BASE_DIR), stop_steps=stop_steps, env=env)
         log_path = short_tmp / f"worker-{index}.log"
         with log_path.open("wb") as log:
@@ -142,7 +154,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         worker = WorkerProcess(service=service, log_path=log_path)
         workers.append(worker)
         wait_until(
-            lambda: " ready." in worker.log() or worker.process.poll() is not None, timeout=90, what="worker ready"
+            lambda: ready in worker.log() or worker.process.poll() is not None, timeout=90, what=f"{command} ready"
         )
         assert worker.process.poll() is None, worker.log()[-3000:]
         return worker
@@ -178,3 +190,146 @@ def broker_urls(server: EmbeddedFalkorDB, *, tcp: bool) -> tuple[str, str]:
 def broker_client(server: EmbeddedFalkorDB) -> redis.Redis:
     """A plain client of the broker's database (1) on server, to inspect queues and unacked messages."""
     return redis.Redis(unix_socket_path=str(server.socket_path), db=1, socket_timeout=5)
+
+
+def database_url() -> str:
+    """The URL of this test's own database (the one pytest-django created), for subprocesses."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":  # make test without DATABASE_URL
+        name = str(db["NAME"])
+        assert not name.startswith(("file:memorydb", ":memory:")), "the SQLite test database must be a file"
+        return f"sqlite:///{name}"
+    assert connection.vendor == "postgresql"
+    auth = db["USER"] or ""
+    if db.get("PASSWORD"):
+        auth += f":{db['PASSWORD']}"
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+# --- a private PostgreSQL server (never the machine's shared one) ---------------------------------
+
+
+def _pg_bin(name: str) -> str:
+    found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    if not found:
+        raise RuntimeError(
+            f"PostgreSQL's {name} is missing: install postgresql (its server binaries) for the fault tests"
+        )
+    return str(found[-1])
+
+
+@dataclass
+class PrivatePostgres:
+    """A PostgreSQL cluster of this test alone (initdb in a temp dir, its own port), started and stopped at will."""
+
+    data_dir: Path
+    port: int
+    log_path: Path
+
+    def _run(self, *args: str, timeout: float = 120) -> None:
+        as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*as_postgres, *args], check=True, capture_output=True, timeout=timeout)  # noqa: S603
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(_pg_bin("pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_path), "-o", options, "-w", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run(_pg_bin("pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w", "stop")
+
+    def running(self) -> bool:
+        return (self.data_dir / "postmaster.pid").exists()
+
+    def url(self, name: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    base = Path(tempfile.mkdtemp(prefix="exo-pg-", dir="/tmp"))
+    if os.geteuid() == 0:  # initdb refuses root: the cluster belongs to the postgres user
+        shutil.chown(base, user="postgres")
+    server = PrivatePostgres(data_dir=base / "data", port=free_port(), log_path=base / "postgres.log")
+    server._run(_pg_bin("initdb"), "-D", str(server.data_dir), "-A", "trust", "-U", "postgres", "--no-sync")
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.running():
+            server.stop("immediate")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# --- the web process (uvicorn), like make run's ------------------------------------------------------
+
+
+@dataclass
+class WebProcess:
+    process: subprocess.Popen[bytes]
+    base: str
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def start_web(short_tmp: Path) -> Iterator[Callable[..., WebProcess]]:
+    """Start uvicorn on exograph.asgi (as make run does) with env on a free port; stopped afterwards."""
+    webs: list[WebProcess] = []
+
+    def start(env: dict[str, str]) -> WebProcess:
+        port = free_port()
+        full = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
+        full.update(
+            DJANGO_SECRET_KEY=settings.SECRET_KEY,
+            CELERY_TASK_ALWAYS_EAGER="0",
+            DJANGO_SECURE_SSL_REDIRECT="0",
+            EXOGRAPH_VAR_DIR=str(short_tmp / f"web-var-{len(webs)}"),
+        )
+        full.update(env)
+        log_path = short_tmp / f"web-{len(webs)}.log"
+        args = [
+            sys.executable, "-m", "uvicorn", "exograph.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+            "--lifespan", "on", "--no-server-header", "--no-access-log",
+        ]  # fmt: skip
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(  # noqa: S603
+                args, cwd=settings.BASE_DIR, env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        web = WebProcess(process=process, base=f"http://127.0.0.1:{port}", log_path=log_path)
+        webs.append(web)
+
+        def answers() -> bool:
+            assert process.poll() is None, web.log()[-3000:]
+            try:
+                return httpx.get(f"{web.base}/healthz", timeout=3).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(answers, timeout=90, what="web serving")
+        return web
+
+    yield start
+    for web in webs:
+        if web.process.poll() is None:
+            web.process.send_signal(signal.SIGTERM)
+            try:
+                web.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(web.process.pid, signal.SIGKILL)
+                web.process.wait(timeout=10)
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    """Run manage.py with env (the session's own service variables removed); its stdout."""
+    full = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
+    full.update(DJANGO_SECRET_KEY=settings.SECRET_KEY, **env)
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=full, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

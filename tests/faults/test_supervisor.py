@@ -172,6 +172,7 @@ def test_run_restarts_worker_web_and_store_that_are_killed(run_env, start_run):
     key = json.loads((Path(run_env["EXOGRAPH_VAR_DIR"]) / "demo.json").read_text())["api_key"]
 
     _kill_and_wait_for_new(run, "worker", "celery worker")
+    _kill_and_wait_for_new(run, "beat", "celery beat")
     _kill_and_wait_for_new(run, "uvicorn", "web")
     wait_until(run.answers, timeout=90, what="web answering again")
     _kill_and_wait_for_new(run, "redis-server", "FalkorDB/Redis")
@@ -181,7 +182,7 @@ def test_run_restarts_worker_web_and_store_that_are_killed(run_env, start_run):
     assert me.status_code == 200  # same data after the store restart (the API key lives in the database)
     assert run.process.poll() is None, run.log()[-3000:]
     log = run.log()
-    for name in ("celery worker", "web", "FalkorDB/Redis"):
+    for name in ("celery worker", "celery beat", "web", "FalkorDB/Redis"):
         assert f"{name} was killed by SIGKILL" in log and f"{name} restarted" in log, log[-3000:]
     run.stop(signal.SIGTERM)  # how a service manager stops it
     assert run.process.returncode == 0 and "stopped." in run.log()

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict
+from exograph.core.leases import lease_expired, lease_recover
 from exograph.documents.events import document_event_send
 from exograph.documents.models import (
     ACTIVE_STATUSES,
@@ -21,6 +23,7 @@ from exograph.documents.models import (
 )
 from exograph.documents.selectors import document_get_for_user
 from exograph.documents.services.state import (
+    DOCUMENT_LEASE,
     Charger,
     _cleanup,
     _pipeline_start,
@@ -55,15 +58,26 @@ def document_cancel(*, actor: User, document_id: object) -> Document:
 
 
 def document_retry(*, actor: User, document_id: object, charge: Charger) -> tuple[Document, int]:
-    """Run a failed or cancelled document's pipeline again. It is never paid twice: a failure refunded
+    """Run a failed or cancelled document's pipeline again, or resume one whose running stage was interrupted
+    (its lease expired: the worker running it stopped; nothing is charged then). It is never paid twice: a failure refunded
     the charge, so the retry charges once more (the document is paid exactly once when it succeeds).
     Returns (document, credits charged now). Raises NotFound, Conflict (not failed/cancelled), 402."""
     document = document_get_for_user(user=actor, document_id=document_id)
+    if document.status in ACTIVE_STATUSES and lease_expired(kind=DOCUMENT_LEASE, subject_id=str(document.pk)):
+        # Its stage was interrupted (the worker running it stopped): queue that stage again now. It is
+        # still paid by its charge, so nothing is charged.
+        if lease_recover(kind=DOCUMENT_LEASE, subject_id=str(document.pk), reset=True) in ("resumed", "skipped"):
+            document.refresh_from_db()
+            logger.info("document %s: interrupted stage resumed on retry", document.pk)
+            return document, 0
+        document.refresh_from_db()
     if document.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
         raise Conflict(
-            f"The document is {document.status}; only failed or cancelled documents can be retried.",
+            f"The document is {document.status}; only failed or cancelled documents, or one whose stage was "
+            "interrupted, can be retried.",
             code="document_not_retryable",
-            hint="Check its status with GET /api/v1/documents/{id}/.",
+            hint="Check its status with GET /api/v1/documents/{id}/; a stage interrupted by a stopped worker "
+            f"is resumed by itself within {int(settings.LEASE_TTL_SECONDS + settings.LEASE_SWEEP_SECONDS)} s.",
         )
     if not DocumentBlob.objects.filter(document=document).exists():
         raise Conflict("The uploaded file is no longer stored.", code="document_file_gone", hint="Upload it again.")

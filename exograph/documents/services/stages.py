@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from exograph.core.errors import Conflict, ExoGraphError, TransientError
+from exograph.core.leases import LeaseBusy, lease_hold
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
@@ -27,7 +28,9 @@ from exograph.documents.models import (
 )
 from exograph.documents.parsing import ParseResult, document_text_extract, text_blocks
 from exograph.documents.services.state import (
+    DOCUMENT_LEASE,
     STAGE_PROGRESS,
+    STAGE_TASKS,
     _cleanup,
     _fail,
     _progress,
@@ -49,10 +52,30 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, la
 
     A TransientError (FalkorDB, an embedding or LLM provider down) is raised again while attempts
     remain, so the Celery task retries the stage with backoff; on the last attempt, and for every
-    other error, the failure is recorded (document failed, graph cleaned, charge refunded), never raised."""
+    other error, the failure is recorded (document failed, graph cleaned, charge refunded), never raised.
+
+    The stage runs under the document's lease (exograph/core/leases.py): if this worker dies, the lease
+    expires and the sweep queues the stage again (or fails and refunds the document). A duplicate run
+    (the broker redelivered a message the resumed run already took) finds the lease held and stops."""
     document = _running(document_id)
     if document is None:
         return False
+    try:
+        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=STAGE_TASKS[DocumentStage(stage)]):
+            return _stage_leased(document, stage, work, last_attempt=last_attempt)
+    except LeaseBusy:
+        logger.info("document %s: stage %s already runs elsewhere; this duplicate stops", document_id, stage)
+        return False
+
+
+def _stage_leased(document: Document, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
+    document_id = str(document.pk)
+    fresh = _running(document_id)  # again, now that the lease is ours: a run that held it may have moved on
+    if fresh is None or _stage_passed(fresh, stage):
+        if fresh is not None:
+            logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, fresh.stage)
+        return False
+    document = fresh
     if document.status == DocumentStatus.PENDING:
         # Conditional, so a cancel that lands between the read and this write is never overwritten.
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PENDING).update(
@@ -85,6 +108,20 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, la
             _cleanup(document)
         return False
     return True
+
+
+# The sub-stages each task goes through, in order (a task's run is late once the document is past its last one).
+_STAGE_ORDER = [DocumentStage.QUEUED, DocumentStage.PARSE, DocumentStage.CHUNK, DocumentStage.EMBED,
+                DocumentStage.EXTRACT, DocumentStage.WRITE, DocumentStage.DONE]  # fmt: skip
+_STAGE_LAST = {DocumentStage.PARSE: DocumentStage.CHUNK, DocumentStage.EMBED: DocumentStage.EMBED,
+               DocumentStage.EXTRACT: DocumentStage.DONE}  # fmt: skip
+
+
+def _stage_passed(document: Document, stage: str) -> bool:
+    """True when the document already went past what this stage's task does (a redelivered old message)."""
+    if document.stage not in _STAGE_ORDER:
+        return False
+    return _STAGE_ORDER.index(DocumentStage(document.stage)) > _STAGE_ORDER.index(_STAGE_LAST[DocumentStage(stage)])
 
 
 def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str]) -> None:

@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from exograph.celery import app as celery_app
 from exograph.core.errors import NotFound
+from exograph.core.leases import LeaseKind, lease_kind_register
+from exograph.core.models import Lease
 from exograph.core.queues import Queue
 from exograph.documents.events import document_event_send
 from exograph.documents.models import (
@@ -37,6 +39,11 @@ STAGE_PROGRESS = {
 PARSE_TASK = "documents.document_parse"
 EMBED_TASK = "documents.document_embed"
 INDEX_TASK = "documents.document_index"
+
+# The lease kind of a document's running stage (exograph/core/leases.py); its step is the stage's task name.
+DOCUMENT_LEASE = "document.stage"
+STAGE_TASKS = {DocumentStage.PARSE: PARSE_TASK, DocumentStage.EMBED: EMBED_TASK, DocumentStage.EXTRACT: INDEX_TASK}
+_TASK_STAGES = {task: stage for stage, task in STAGE_TASKS.items()}
 
 # charge(units, reference) -> the ledger idempotency key used. The REST view passes the billing Meter's.
 Charger = Callable[[int, str], str]
@@ -118,3 +125,27 @@ def _refund(document: Document, *, reason: str) -> None:
         logger.warning("document %s: no charge %s to refund", document.id, document.charge_key)
     Document.objects.filter(pk=document.pk).update(refunded=True)
     document.refunded = True
+
+
+# --- interrupted stages (the document lease) -------------------------------------------------------
+
+
+def _lease_active(document_id: str) -> bool:
+    return _running(document_id) is not None
+
+
+def _lease_resume(lease: Lease) -> None:
+    """Queue the interrupted stage again (stages are idempotent; embed keeps the vectors it had)."""
+    task = lease.step if lease.step in _TASK_STAGES else PARSE_TASK
+    celery_app.signature(task, args=(lease.subject_id,), queue=Queue.INGEST.value).delay()
+
+
+def _lease_give_up(lease: Lease, reason: str) -> None:
+    document = Document.objects.select_related("graph", "owner").filter(pk=lease.subject_id).first()
+    if document is None:
+        return
+    stage = _TASK_STAGES.get(lease.step, DocumentStage(document.stage))
+    _fail(document, stage=stage, reason=f"{reason} The credits were refunded; retry the document to try again.")
+
+
+lease_kind_register(LeaseKind(name=DOCUMENT_LEASE, active=_lease_active, resume=_lease_resume, give_up=_lease_give_up))

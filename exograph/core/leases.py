@@ -1,0 +1,295 @@
+"""Leases: no long-running work stays stuck when the process running it dies.
+
+A runner holds a lease on the work it runs (one row per (kind, subject_id), exograph.core.models.Lease)
+and a background thread renews it every ttl/3 seconds. A lease whose renewals stopped (the worker was
+SIGKILLed, OOM-killed, its machine lost) expires ttl seconds later; the periodic sweep
+(`leases_sweep_task`, every LEASE_SWEEP_SECONDS in CELERY_BEAT_SCHEDULE) then asks the kind to resume the
+work (queue it again) or, after `max_recoveries` resumptions of the same work, to give up (fail it with a
+reason, refund). With the defaults (ttl 30 s, sweep every 15 s) interrupted work is queued again within
+45 s of its runner's death.
+
+Using it for a new kind of work (research steps, chat generations):
+
+1. Register the kind once at import time (e.g. in the app's services or AppConfig.ready)::
+
+       lease_kind_register(LeaseKind(
+           name="research.step",
+           active=lambda subject_id: ...,      # False: the work ended another way; the lease is dropped
+           resume=lambda lease: ...,           # queue the work again (lease.step says which part)
+           give_up=lambda lease, reason: ...,  # fail it with this reason and refund what it charged
+       ))
+
+2. Run each piece of work inside the lease::
+
+       try:
+           with lease_hold(kind="research.step", subject_id=str(step.id), step="search") as lease:
+               ...  # the work; lease.lost turns True if someone else took it over meanwhile
+       except LeaseBusy:
+           return  # another live runner has it: skip (this message is a duplicate)
+
+   The work must be idempotent: a resumed run may repeat what the interrupted one did.
+
+3. Optionally let users resume at once: `lease_expired(...)` says whether the runner is gone, and
+   `lease_recover(..., reset=True)` resumes the work now (the document retry endpoint does this).
+
+The lease is deleted when the block exits (normally or by an exception: the runner handles its own
+errors). Acquiring takes over an expired lease, a lease whose holder is a dead process on this host,
+and a lease left for the queue by a recovery; it raises LeaseBusy only when a live runner holds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+
+from exograph.core.models import Lease
+
+logger = logging.getLogger(__name__)
+
+HOST = socket.gethostname()
+
+
+class LeaseBusy(Exception):
+    """A live runner holds the lease: this run is a duplicate and should skip the work."""
+
+
+@dataclass(frozen=True)
+class LeaseKind:
+    """What the sweep does with an expired lease of one kind of work."""
+
+    name: str
+    active: Callable[[str], bool]
+    resume: Callable[[Lease], None]
+    give_up: Callable[[Lease, str], None]
+    max_recoveries: int = 2
+    # A resumed piece of work that has not started after this long (the queue lost it) counts as interrupted again.
+    requeue_window: float = 15 * 60.0
+
+
+_kinds: dict[str, LeaseKind] = {}
+
+
+def lease_kind_register(kind: LeaseKind) -> None:
+    """Register (or replace) how expired leases of kind.name are resumed or given up."""
+    _kinds[kind.name] = kind
+
+
+def _ttl() -> float:
+    return float(settings.LEASE_TTL_SECONDS)
+
+
+def holder_name() -> str:
+    """This process as a lease holder: 'host:pid'."""
+    return f"{HOST}:{os.getpid()}"
+
+
+def _holder_dead(holder: str) -> bool:
+    """True when holder is a process of this host that no longer exists (its lease can be taken at once)."""
+    host, _, pid = holder.rpartition(":")
+    if host != HOST or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+@dataclass
+class HeldLease:
+    """A lease this process holds; `lost` turns True if a renewal found it taken over."""
+
+    kind: str
+    subject_id: str
+    token: uuid.UUID
+    ttl: float
+    lost: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def renew(self) -> bool:
+        """Push the expiry ttl seconds ahead; False (and lost) if the lease is no longer ours."""
+        now = timezone.now()
+        renewed = Lease.objects.filter(kind=self.kind, subject_id=self.subject_id, token=self.token).update(
+            expires_at=now + timedelta(seconds=self.ttl), heartbeat_at=now
+        )
+        if not renewed:
+            self.lost = True
+        return bool(renewed)
+
+
+def lease_acquire(*, kind: str, subject_id: str, step: str = "", ttl: float | None = None) -> HeldLease:
+    """Take the lease on (kind, subject_id) for this process. Raises LeaseBusy if a live runner holds it.
+
+    Keeps the recovery count of a lease it takes over (so work that kills its runner every time is given up)."""
+    ttl = _ttl() if ttl is None else ttl
+    now = timezone.now()
+    token = uuid.uuid4()
+    with transaction.atomic():
+        Lease.objects.bulk_create(
+            [
+                Lease(
+                    kind=kind,
+                    subject_id=subject_id,
+                    step=step,
+                    holder="",
+                    token=uuid.uuid4(),
+                    expires_at=now,
+                    heartbeat_at=now,
+                )
+            ],
+            ignore_conflicts=True,
+        )
+        lease = Lease.objects.select_for_update().get(kind=kind, subject_id=subject_id)
+        if lease.holder and lease.expires_at > now and not _holder_dead(lease.holder):
+            raise LeaseBusy(f"{kind}:{subject_id} is held by {lease.holder} until {lease.expires_at.isoformat()}")
+        if lease.holder and lease.expires_at <= now:
+            logger.warning("lease %s:%s of %s expired; taken over", kind, subject_id, lease.holder)
+        Lease.objects.filter(pk=lease.pk).update(
+            step=step,
+            holder=holder_name(),
+            token=token,
+            expires_at=now + timedelta(seconds=ttl),
+            heartbeat_at=now,
+        )
+    return HeldLease(kind=kind, subject_id=subject_id, token=token, ttl=ttl)
+
+
+def lease_release(held: HeldLease) -> None:
+    """Drop the lease (only if it is still ours)."""
+    Lease.objects.filter(kind=held.kind, subject_id=held.subject_id, token=held.token).delete()
+
+
+def _heartbeat(held: HeldLease) -> None:
+    try:
+        while not held._stop.wait(held.ttl / 3):
+            try:
+                if not held.renew():
+                    logger.warning("lease %s:%s was taken over; this run goes on", held.kind, held.subject_id)
+                    return
+            except Exception:  # the database is briefly down: try again at the next beat
+                logger.warning("lease %s:%s: renewal failed", held.kind, held.subject_id, exc_info=True)
+    finally:
+        connections.close_all()  # this thread's connections only
+
+
+@contextmanager
+def lease_hold(*, kind: str, subject_id: str, step: str = "", ttl: float | None = None) -> Iterator[HeldLease]:
+    """Hold the lease while the block runs, renewed by a heartbeat thread; released on exit. Raises LeaseBusy."""
+    held = lease_acquire(kind=kind, subject_id=subject_id, step=step, ttl=ttl)
+    beat = threading.Thread(target=_heartbeat, args=(held,), name=f"lease-{kind}", daemon=True)
+    beat.start()
+    try:
+        yield held
+    finally:
+        held._stop.set()
+        beat.join(timeout=30)
+        lease_release(held)
+
+
+def lease_expired(*, kind: str, subject_id: str) -> bool:
+    """True when (kind, subject_id) has a lease whose runner stopped renewing it (or a dead local holder)."""
+    lease = Lease.objects.filter(kind=kind, subject_id=subject_id).first()
+    if lease is None:
+        return False
+    return lease.expires_at <= timezone.now() or (bool(lease.holder) and _holder_dead(lease.holder))
+
+
+def _claim(lease: Lease, *, reset: bool) -> Lease | None:
+    """Take an expired lease for recovery (one sweeper wins); None if someone renewed or took it."""
+    kind = _kinds[lease.kind]
+    now = timezone.now()
+    recoveries = 1 if reset else lease.recoveries + 1
+    claimed = Lease.objects.filter(pk=lease.pk, token=lease.token).update(
+        holder="",
+        token=uuid.uuid4(),
+        expires_at=now + timedelta(seconds=kind.requeue_window),
+        heartbeat_at=now,
+        recoveries=recoveries,
+    )
+    if not claimed:
+        return None
+    lease.refresh_from_db()
+    return lease
+
+
+def _recover(lease: Lease, *, reset: bool = False) -> str:
+    """Resume or give up one expired lease. Returns 'resumed', 'given_up', 'dropped' or 'skipped'."""
+    kind = _kinds.get(lease.kind)
+    if kind is None:
+        logger.error("lease %s:%s has no registered kind; left alone", lease.kind, lease.subject_id)
+        return "skipped"
+    if not kind.active(lease.subject_id):
+        Lease.objects.filter(pk=lease.pk, token=lease.token).delete()
+        return "dropped"
+    interrupted_step, previous_holder = lease.step, lease.holder
+    if not reset and lease.recoveries >= kind.max_recoveries:
+        if not Lease.objects.filter(pk=lease.pk, token=lease.token).delete()[0]:
+            return "skipped"
+        reason = (
+            f"Its work was interrupted {lease.recoveries + 1} times (the worker running it stopped)"
+            + (f" during {interrupted_step}" if interrupted_step else "")
+            + "."
+        )
+        logger.warning("lease %s:%s: giving up after %d recoveries", lease.kind, lease.subject_id, lease.recoveries)
+        kind.give_up(lease, reason)
+        return "given_up"
+    claimed = _claim(lease, reset=reset)
+    if claimed is None:
+        return "skipped"
+    try:
+        kind.resume(claimed)
+    except Exception:
+        # The queue is down: expire it again so the next sweep tries once more.
+        Lease.objects.filter(pk=claimed.pk, token=claimed.token).update(
+            expires_at=timezone.now(), recoveries=max(0, claimed.recoveries - 1)
+        )
+        logger.exception("lease %s:%s: could not resume", lease.kind, lease.subject_id)
+        return "skipped"
+    logger.warning(
+        "lease %s:%s (%s, held by %s) expired; resumed (recovery %d)",
+        lease.kind,
+        lease.subject_id,
+        interrupted_step or "queued",
+        previous_holder or "the queue",
+        claimed.recoveries,
+    )
+    return "resumed"
+
+
+def lease_recover(*, kind: str, subject_id: str, reset: bool = False) -> str:
+    """Recover one lease now if it expired (reset=True: a user asked, the recovery count starts over).
+
+    Returns 'resumed', 'given_up', 'dropped', 'skipped' or 'live' (not expired)."""
+    lease = Lease.objects.filter(kind=kind, subject_id=subject_id).first()
+    if lease is None or not lease_expired(kind=kind, subject_id=subject_id):
+        return "live"
+    return _recover(lease, reset=reset)
+
+
+def leases_sweep(*, limit: int = 500) -> dict[str, int]:
+    """The periodic sweep: recover every expired lease (at most limit per run). Returns counts per outcome."""
+    counts: dict[str, int] = {}
+    expired = list(Lease.objects.filter(expires_at__lte=timezone.now()).order_by("expires_at")[:limit])
+    for lease in expired:
+        try:
+            outcome = _recover(lease)
+        except Exception:
+            logger.exception("lease %s:%s: recovery failed", lease.kind, lease.subject_id)
+            outcome = "failed"
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts

@@ -1,0 +1,213 @@
+"""Leases (exograph/core/leases.py) and the document stage lease: an interrupted stage is resumed by the sweep,
+or failed and refunded after repeated interruptions; retry resumes a document whose stage lease expired."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from billing.models import CreditEntry
+from billing.services import credit_balance, credits_grant_admin
+from exograph.core.leases import LeaseBusy, lease_acquire, lease_expired, lease_hold, lease_release, leases_sweep
+from exograph.core.models import Lease
+from exograph.documents.models import Document, DocumentStage, DocumentStatus
+from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK, PARSE_TASK
+from exograph.graphs import store
+from exograph.graphs.models import Graph
+
+pytestmark = [pytest.mark.faults, pytest.mark.django_db]
+
+URL = "/api/v1/documents/"
+TEXT = (
+    "Marie Curie was a physicist and chemist who worked in Paris. She discovered polonium and radium "
+    "with Pierre Curie at the University of Paris. "
+) * 8
+
+
+@pytest.fixture(autouse=True)
+def _drop_graph_stores():
+    yield
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        store.store_drop(f"exo:{graph_id}")
+
+
+@pytest.fixture
+def funded(alice, charlie):
+    for user in (alice, charlie):
+        credits_grant_admin(account=user, amount=100, actor=None, note="tests")
+    return alice
+
+
+def _queued_text(client) -> dict[str, str]:
+    """A text document uploaded inside the test transaction: its on-commit pipeline start never runs."""
+    tag = uuid.uuid4().hex[:8]
+    response = client.post(URL, {"text": f"Notes {tag}. {TEXT}", "title": f"Curie {tag}"}, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def _interrupted(document_id: str, *, step: str, recoveries: int = 0) -> None:
+    """The state a SIGKILLed worker leaves: processing, its stage lease held by a dead runner and expired."""
+    stage = DocumentStage.PARSE if step == PARSE_TASK else DocumentStage.EMBED
+    Document.objects.filter(pk=document_id).update(status=DocumentStatus.PROCESSING, stage=stage)
+    past = timezone.now() - timedelta(seconds=5)
+    Lease.objects.create(
+        kind=DOCUMENT_LEASE,
+        subject_id=document_id,
+        step=step,
+        holder="gone-host:4242",
+        token=uuid.uuid4(),
+        expires_at=past,
+        heartbeat_at=past,
+        recoveries=recoveries,
+    )
+
+
+def _upload_entries(document_id: str) -> list[tuple[str, int]]:
+    return list(
+        CreditEntry.objects.filter(reference__contains=document_id).order_by("id").values_list("kind", "amount")
+    )
+
+
+# --- the mechanism -----------------------------------------------------------------------------
+
+
+def test_a_live_lease_is_busy_an_expired_one_is_taken_over_keeping_its_recoveries():
+    held = lease_acquire(kind="test.work", subject_id="s1", step="a", ttl=60)
+    with pytest.raises(LeaseBusy):
+        lease_acquire(kind="test.work", subject_id="s1", step="a", ttl=60)
+    Lease.objects.filter(kind="test.work").update(expires_at=timezone.now() - timedelta(seconds=1), recoveries=1)
+    assert lease_expired(kind="test.work", subject_id="s1")
+    taken = lease_acquire(kind="test.work", subject_id="s1", step="b", ttl=60)
+    assert not held.renew() and held.lost  # the old runner learns it lost the lease
+    lease = Lease.objects.get(kind="test.work", subject_id="s1")
+    assert (lease.step, lease.recoveries, lease.token) == ("b", 1, taken.token)
+    lease_release(held)  # not ours any more: nothing happens
+    assert Lease.objects.filter(kind="test.work").exists()
+    lease_release(taken)
+    assert not Lease.objects.filter(kind="test.work").exists()
+
+
+def test_a_lease_of_a_dead_local_process_is_taken_over_before_it_expires():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # noqa: S603
+    dead.wait(timeout=30)
+    lease_acquire(kind="test.work", subject_id="s2", ttl=600)
+    Lease.objects.filter(kind="test.work").update(holder=f"{__import__('socket').gethostname()}:{dead.pid}")
+    assert lease_expired(kind="test.work", subject_id="s2")
+    lease_acquire(kind="test.work", subject_id="s2", ttl=600)  # no LeaseBusy
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_renews_a_held_lease_and_the_block_releases_it():
+    with lease_hold(kind="test.work", subject_id="s3", step="x", ttl=3.0) as held:
+        first = Lease.objects.get(kind="test.work", subject_id="s3").expires_at
+        time.sleep(2.5)  # past ttl/3: at least one renewal
+        later = Lease.objects.get(kind="test.work", subject_id="s3")
+        assert later.expires_at > first and not held.lost
+        assert not lease_expired(kind="test.work", subject_id="s3")
+    assert not Lease.objects.filter(kind="test.work").exists()
+
+
+def test_the_sweep_runs_every_lease_sweep_seconds_from_beat():
+    entries = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "core.leases_sweep"]
+    assert entries == [
+        {
+            "task": "core.leases_sweep",
+            "schedule": settings.LEASE_SWEEP_SECONDS,
+            "options": {"queue": "default", "expires": settings.LEASE_SWEEP_SECONDS},
+        }
+    ]
+    assert settings.LEASE_TTL_SECONDS + settings.LEASE_SWEEP_SECONDS <= 60  # resumed within a minute
+
+
+# --- documents ---------------------------------------------------------------------------------
+
+
+def test_an_interrupted_stage_is_resumed_by_the_sweep_and_paid_once(alice_client, funded, charlie_client):
+    document = _queued_text(alice_client)
+    theirs = _queued_text(charlie_client)  # charlie's own document, never touched by alice's recovery
+    after_charge = credit_balance(account=funded)
+    _interrupted(document["id"], step=PARSE_TASK)
+
+    assert leases_sweep() == {"resumed": 1}  # eager Celery: the resumed stages run right here
+
+    row = Document.objects.get(pk=document["id"])
+    assert (row.status, row.failure_reason) == (DocumentStatus.PROCESSED, "")
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+    assert not Lease.objects.exists()
+    assert Document.objects.get(pk=theirs["id"]).status == DocumentStatus.PENDING
+
+
+def test_a_stage_interrupted_again_and_again_is_failed_with_a_reason_and_refunded(alice_client, funded):
+    document = _queued_text(alice_client)
+    before = credit_balance(account=funded) + int(document["credits_charged"])
+    _interrupted(document["id"], step=EMBED_TASK, recoveries=2)  # resumed twice already
+
+    assert leases_sweep() == {"given_up": 1}
+
+    row = Document.objects.get(pk=document["id"])
+    assert row.status == DocumentStatus.FAILED and row.failure_stage == DocumentStage.EMBED
+    assert "interrupted 3 times" in row.failure_reason and "refunded" in row.failure_reason
+    assert credit_balance(account=funded) == before
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge", "refund"]
+    assert not Lease.objects.exists()
+
+
+def test_a_lease_of_a_document_that_ended_another_way_is_dropped(alice_client, funded):
+    document = _queued_text(alice_client)
+    _interrupted(document["id"], step=EMBED_TASK)
+    assert alice_client.post(f"{URL}{document['id']}/cancel/").status_code == 200
+
+    assert leases_sweep() == {"dropped": 1}
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.CANCELLED
+    assert not Lease.objects.exists()
+
+
+def test_retry_resumes_a_document_whose_stage_lease_expired_without_charging(alice_client, funded):
+    document = _queued_text(alice_client)
+    live = _queued_text(alice_client)
+    Document.objects.filter(pk=live["id"]).update(status=DocumentStatus.PROCESSING)
+    lease_acquire(kind=DOCUMENT_LEASE, subject_id=live["id"], step=EMBED_TASK)  # a runner is on it
+    after_charge = credit_balance(account=funded)
+    _interrupted(document["id"], step=EMBED_TASK, recoveries=2)
+
+    response = alice_client.post(f"{URL}{document['id']}/retry/")
+
+    assert response.status_code == 202, response.json()
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+    busy = alice_client.post(f"{URL}{live['id']}/retry/")
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "document_not_retryable"
+    assert "resumed by itself within" in busy.json()["error"]["hint"]
+
+
+def test_a_duplicate_of_a_running_stage_stops_without_touching_the_document(alice_client, funded):
+    from exograph.documents.services import document_stage_parse
+
+    document = _queued_text(alice_client)
+    Document.objects.filter(pk=document["id"]).update(status=DocumentStatus.PROCESSING)
+    lease_acquire(kind=DOCUMENT_LEASE, subject_id=document["id"], step=PARSE_TASK)
+
+    assert document_stage_parse(document_id=document["id"]) is False
+    row = Document.objects.get(pk=document["id"])
+    assert (row.status, row.stage, row.chunk_count) == (DocumentStatus.PROCESSING, DocumentStage.QUEUED, 0)
+
+
+def test_a_late_redelivery_of_an_earlier_stage_stops(alice_client, funded):
+    from exograph.documents.services import document_stage_parse
+
+    document = _queued_text(alice_client)
+    Document.objects.filter(pk=document["id"]).update(status=DocumentStatus.PROCESSING, stage=DocumentStage.EXTRACT)
+
+    assert document_stage_parse(document_id=document["id"]) is False
+    assert Document.objects.get(pk=document["id"]).stage == DocumentStage.EXTRACT
+    assert not Lease.objects.exists()
