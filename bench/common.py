@@ -24,6 +24,9 @@ def start_services(
     os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
     os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
     os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
+    # FalkorDB (GraphBLAS) and torch both use OpenMP; spinning idle threads on 2 shared cores made every
+    # embedding after a graph query 20-50x slower. The embedded server inherits this environment.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if eager_tasks:
         os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
     if not keep_database_url:
