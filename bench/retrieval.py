@@ -181,18 +181,25 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="keep the services' data in DIR; a later run with the same DIR reuses each dataset's ingested "
+        "graph (for re-running the queries after a retrieval change) and reports the first run's ingest time",
+    )
     args = parser.parse_args()
     from bench.common import start_services
 
-    server, _ = start_services("exo-bench-retrieval-", eager_tasks=True)
+    server, _ = start_services("exo-bench-retrieval-", eager_tasks=True, directory=args.state)
     try:
-        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n])
+        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n], state=args.state)
     finally:
         if server is not None:
             server.stop()
 
 
-def run(data: Path, *, limit: int | None, names: list[str]) -> None:
+def run(data: Path, *, limit: int | None, names: list[str], state: Path | None = None) -> None:
     import django
 
     django.setup()
@@ -213,11 +220,34 @@ def run(data: Path, *, limit: int | None, names: list[str]) -> None:
         if dataset is None:
             print(f"{name}: no dataset in {folder}, skipped")
             continue
-        user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
-        credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
-        graph: Graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
-        ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+        saved = state / f"ingested-{name}-{limit or 'all'}.json" if state else None
+        reused = saved is not None and saved.is_file()
+        if saved is not None and reused:
+            done = json.loads(saved.read_text())
+            user = User.objects.get(email=done["email"])
+            graph: Graph = Graph.objects.get(pk=done["graph_id"])
+            ingest_seconds = float(done["ingest_seconds"])
+            doc_to_keys = {k: set(v) for k, v in done["doc_to_keys"].items()}
+            print(f"{name}: reusing the graph ingested in {ingest_seconds:.0f} s ({saved})")
+        else:
+            user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
+            credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
+            graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
+            ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+            if saved is not None:
+                saved.write_text(
+                    json.dumps(
+                        {
+                            "email": user.email,
+                            "graph_id": graph.id,
+                            "ingest_seconds": ingest_seconds,
+                            "doc_to_keys": {k: sorted(v) for k, v in doc_to_keys.items()},
+                        }
+                    )
+                )
+        print(f"{name}: {len(dataset.passages)} passages ingested in {ingest_seconds:.0f} s", flush=True)
         engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
+        queries_started = time.perf_counter()
         modes: dict[str, Any] = {}
         for mode in MODES:
             per_question: list[tuple[set[str], list[str]]] = []
@@ -228,12 +258,14 @@ def run(data: Path, *, limit: int | None, names: list[str]) -> None:
                 latencies.append((time.perf_counter() - t0) * 1000)
                 per_question.append((gold, ranked))
             modes[mode] = summarize(per_question, latencies)
-            print(f"{name} {mode}: {modes[mode]}")
+            print(f"{name} {mode}: {modes[mode]}", flush=True)
         results["datasets"][name] = {
             "passages": len(dataset.passages),
             "documents": len(doc_to_keys),
             "questions": len(dataset.questions),
             "ingest_seconds": round(ingest_seconds, 1),
+            "ingest_reused": reused,
+            "query_seconds": round(time.perf_counter() - queries_started, 1),
             "engine": engine,
             "modes": modes,
             "published": PUBLISHED.get(name, []),
@@ -241,11 +273,15 @@ def run(data: Path, *, limit: int | None, names: list[str]) -> None:
             if name == "2wikimultihopqa"
             else "published, different question subsets",
         }
-    results["total_seconds"] = round(time.perf_counter() - started, 1)
+        results["total_seconds"] = round(time.perf_counter() - started, 1)
+        write_results(results)  # after every dataset, so a long run leaves what it measured
+    print((RESULTS / "retrieval.md").read_text())
+
+
+def write_results(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / "retrieval.md").write_text(markdown(results))
-    print((RESULTS / "retrieval.md").read_text())
 
 
 INGEST_BATCH = 256  # texts per document_texts_ingest call (it queues one pipeline task per 64 documents)
