@@ -45,6 +45,7 @@ RESULTS = ROOT / "bench" / "results"
 DEFAULT_DATA = ROOT.parent / "shared" / "eval"
 MODES = ("fulltext", "vector", "hybrid", "graph")
 TOP_K = 5
+OUT = "retrieval"  # results file stem (--out)
 RRF_K = 60
 
 # Published anchors (README of the eval data): R@2 / R@5 (and AR@5 where published).
@@ -188,7 +189,12 @@ def main() -> None:
         help="keep the services' data in DIR; a later run with the same DIR reuses each dataset's ingested "
         "graph (for re-running the queries after a retrieval change) and reports the first run's ingest time",
     )
+    parser.add_argument(
+        "--out", default="retrieval", help="results file stem in bench/results (NAME.json, NAME.md); default retrieval"
+    )
     args = parser.parse_args()
+    global OUT
+    OUT = args.out
     from bench.common import start_services
 
     server, _ = start_services("exo-bench-retrieval-", eager_tasks=True, directory=args.state)
@@ -275,13 +281,13 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
         write_results(results)  # after every dataset, so a long run leaves what it measured
-    print((RESULTS / "retrieval.md").read_text())
+    print((RESULTS / f"{OUT}.md").read_text())
 
 
 def write_results(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "retrieval.md").write_text(markdown(results))
+    (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / f"{OUT}.md").write_text(markdown(results))
 
 
 INGEST_BATCH = 256  # texts per document_texts_ingest call (it queues one pipeline task per 64 documents)

@@ -25,7 +25,8 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind
-from exograph.graphs.selectors import embedder_check, entity_search, graph_get_for_user, world_entity_read
+from exograph.graphs.retrieval import entity_search
+from exograph.graphs.selectors import embedder_check, graph_get_for_user, world_entity_read
 from exograph.graphs.types import (
     ChunkIn,
     EntityHit,
@@ -475,7 +476,7 @@ def graph_vectors_compact_all() -> int:
 def entities_search(
     *, actor: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
 ) -> list[EntityHit]:
-    """Hybrid entity search (selectors.entity_search) for actor; records the world knowledge of other
+    """Hybrid entity search (graphs.retrieval.entity_search) for actor; records the world knowledge of other
     accounts it returned with billing (which pays them after commit). Raises as entity_search."""
     found = entity_search(user=actor, query=query, n_results=n_results, graph_id=graph_id, scope=scope)
     earnings_record(
