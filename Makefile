@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing bench-retrieval clean
+.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing bench-retrieval bench-chat clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,9 @@ bench-billing: $(STAMP)
 
 bench-retrieval: $(STAMP)
 	$(PY) bench/retrieval.py $(BENCH_ARGS)
+
+bench-chat: $(STAMP)
+	$(PY) bench/chat.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -43,7 +43,8 @@ def start_services(
     server = EmbeddedFalkorDB.in_directory(tmp)
     if directory is not None:
         server.persist = True
-    server.start()
+    # A kept directory replays its append-only file first, which takes a while for a large corpus.
+    server.start(wait_seconds=600.0 if directory is not None else 15.0)
     os.environ["FALKORDB_URL"] = server.url
     os.environ["REDIS_URL"] = server.url
     return server, tmp

@@ -119,6 +119,7 @@ class Dataset:
     name: str
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # passage key -> (title, text)
     questions: list[tuple[str, set[str]]] = field(default_factory=list)  # (question, gold passage keys)
+    answers: list[list[str]] = field(default_factory=list)  # per question: the gold answer and its aliases
 
 
 def _key(title: str, text: str) -> str:
@@ -148,6 +149,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
         for q in json.loads(wiki_q[0].read_text())[:limit]:
             gold = {k for title, _ in q["supporting_facts"] for k in by_title.get(title, [])}
             dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", ""))])
         if limit:
             needed = {k for _, gold in dataset.questions for k in gold}
             others = [k for k in dataset.passages if k not in needed][: limit * 10]
@@ -161,6 +163,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
                 if c.get("is_supporting"):
                     gold.add(key)
             dataset.questions.append((q["question_text"], gold))
+            dataset.answers.append([str(a) for o in q.get("answers_objects", []) for a in o.get("spans", [])])
     elif musique:
         for q in json.loads(musique[0].read_text())[:limit]:
             gold = set()
@@ -169,6 +172,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
                 if p.get("is_supporting"):
                     gold.add(key)
             dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", "")), *(str(a) for a in q.get("answer_aliases", []))])
     else:
         return None
     return dataset
@@ -212,12 +216,6 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from billing.services import credits_grant_admin
-    from exograph.accounts.models import User
-    from exograph.core.scope import Scope
-    from exograph.graphs.models import Graph, GraphKind
-    from exograph.graphs.services import graph_default_for_user
-
     started = time.perf_counter()
     results: dict[str, Any] = {"datasets": {}, "limit": limit, "machine": platform.platform()}
     for name in names:
@@ -226,31 +224,7 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
         if dataset is None:
             print(f"{name}: no dataset in {folder}, skipped")
             continue
-        saved = state / f"ingested-{name}-{limit or 'all'}.json" if state else None
-        reused = saved is not None and saved.is_file()
-        if saved is not None and reused:
-            done = json.loads(saved.read_text())
-            user = User.objects.get(email=done["email"])
-            graph: Graph = Graph.objects.get(pk=done["graph_id"])
-            ingest_seconds = float(done["ingest_seconds"])
-            doc_to_keys = {k: set(v) for k, v in done["doc_to_keys"].items()}
-            print(f"{name}: reusing the graph ingested in {ingest_seconds:.0f} s ({saved})")
-        else:
-            user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
-            credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
-            graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
-            ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
-            if saved is not None:
-                saved.write_text(
-                    json.dumps(
-                        {
-                            "email": user.email,
-                            "graph_id": graph.id,
-                            "ingest_seconds": ingest_seconds,
-                            "doc_to_keys": {k: sorted(v) for k, v in doc_to_keys.items()},
-                        }
-                    )
-                )
+        user, graph, ingest_seconds, doc_to_keys, reused = dataset_graph(dataset, limit=limit, state=state)
         print(f"{name}: {len(dataset.passages)} passages ingested in {ingest_seconds:.0f} s", flush=True)
         engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
         queries_started = time.perf_counter()
@@ -288,6 +262,46 @@ def write_results(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / f"{OUT}.md").write_text(markdown(results))
+
+
+def dataset_graph(
+    dataset: Dataset, *, limit: int | None, state: Path | None
+) -> tuple[Any, Any, float, dict[str, set[str]], bool]:
+    """The bench user and graph holding dataset's corpus: ingested now, or (with --state) reused from an earlier
+    run in the same directory. Returns (user, graph, ingest seconds, document id -> passage keys, reused)."""
+    from billing.services import credits_grant_admin
+    from exograph.accounts.models import User
+    from exograph.core.scope import Scope
+    from exograph.graphs.models import Graph, GraphKind
+    from exograph.graphs.services import graph_default_for_user
+
+    name = dataset.name
+    saved = state / f"ingested-{name}-{limit or 'all'}.json" if state else None
+    reused = saved is not None and saved.is_file()
+    if saved is not None and reused:
+        done = json.loads(saved.read_text())
+        user = User.objects.get(email=done["email"])
+        graph: Graph = Graph.objects.get(pk=done["graph_id"])
+        ingest_seconds = float(done["ingest_seconds"])
+        doc_to_keys = {k: set(v) for k, v in done["doc_to_keys"].items()}
+        print(f"{name}: reusing the graph ingested in {ingest_seconds:.0f} s ({saved})")
+    else:
+        user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
+        credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
+        graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
+        ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+        if saved is not None:
+            saved.write_text(
+                json.dumps(
+                    {
+                        "email": user.email,
+                        "graph_id": graph.id,
+                        "ingest_seconds": ingest_seconds,
+                        "doc_to_keys": {k: sorted(v) for k, v in doc_to_keys.items()},
+                    }
+                )
+            )
+    return user, graph, ingest_seconds, doc_to_keys, reused
 
 
 INGEST_BATCH = 256  # texts per document_texts_ingest call (it queues one pipeline task per 64 documents)
