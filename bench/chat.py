@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from bench.retrieval import DEFAULT_DATA, RESULTS, dataset_graph, dataset_load, recall_at_k  # noqa: E402
 
 ENGINES = ("rag", "graph")
+OUT = "chat"  # results file stem (--out)
 
 
 # --- answer scoring (pure; tested by tests/bench/test_chat_scoring.py) ---------------------------
@@ -92,7 +93,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
     parser.add_argument("--state", type=Path, default=None, help="reuse the graphs of bench/retrieval.py --state DIR")
+    parser.add_argument("--out", default="chat", help="results file stem in bench/results; default chat")
     args = parser.parse_args()
+    global OUT
+    OUT = args.out
     from bench.common import start_services
 
     server, _ = start_services("exo-bench-chat-", eager_tasks=True, directory=args.state)
@@ -139,9 +143,9 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None) 
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "chat.json").write_text(json.dumps(results, indent=2) + "\n")
-        (RESULTS / "chat.md").write_text(markdown(results))
-    print((RESULTS / "chat.md").read_text() if (RESULTS / "chat.md").exists() else "no results")
+        (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
+        (RESULTS / f"{OUT}.md").write_text(markdown(results))
+    print((RESULTS / f"{OUT}.md").read_text() if (RESULTS / f"{OUT}.md").exists() else "no results")
 
 
 def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[str]], engine: str) -> dict[str, Any]:

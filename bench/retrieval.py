@@ -196,9 +196,17 @@ def main() -> None:
     parser.add_argument(
         "--out", default="retrieval", help="results file stem in bench/results (NAME.json, NAME.md); default retrieval"
     )
+    parser.add_argument(
+        "--merge",
+        default="",
+        help="instead of running: merge the results of runs made with --out A,B,... into bench/results/<--out>",
+    )
     args = parser.parse_args()
     global OUT
     OUT = args.out
+    if args.merge:
+        merge([stem for stem in args.merge.split(",") if stem])
+        return
     from bench.common import start_services
 
     server, _ = start_services("exo-bench-retrieval-", eager_tasks=True, directory=args.state)
@@ -255,6 +263,21 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
         write_results(results)  # after every dataset, so a long run leaves what it measured
+    print((RESULTS / f"{OUT}.md").read_text())
+
+
+def merge(stems: list[str]) -> None:
+    """One results file from several runs (datasets run as separate processes, each with its own --state)."""
+    merged: dict[str, Any] = {"datasets": {}, "runs": {}}
+    for stem in stems:
+        part = json.loads((RESULTS / f"{stem}.json").read_text())
+        merged["datasets"].update(part["datasets"])
+        merged["runs"][stem] = {"limit": part.get("limit"), "total_seconds": part.get("total_seconds")}
+        merged["machine"] = part.get("machine", "")
+    limits = {r["limit"] for r in merged["runs"].values()}
+    merged["limit"] = limits.pop() if len(limits) == 1 else None
+    merged["total_seconds"] = round(sum(float(r["total_seconds"] or 0) for r in merged["runs"].values()), 1)
+    write_results(merged)
     print((RESULTS / f"{OUT}.md").read_text())
 
 
