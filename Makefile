@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing bench-retrieval bench-mcp bench-load clean
+.PHONY: run test test-faults lint typecheck migrations-check pytest bench-graph bench-ingest bench-billing bench-retrieval bench-mcp bench-load bench-chat clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,9 @@ bench-mcp: $(STAMP)
 # 50 API clients for 60 s against uvicorn + real worker(s) on PostgreSQL (BENCH_DATABASE_URL), then with 2 workers.
 bench-load: $(STAMP)
 	nice $(PY) bench/load.py
+
+bench-chat: $(STAMP)
+	$(PY) bench/chat.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -10,20 +10,30 @@ from exograph.core.embedded import EmbeddedFalkorDB
 
 
 def start_services(
-    prefix: str, *, keep_database_url: bool = False, keep_redis_url: bool = False, eager_tasks: bool = False
+    prefix: str,
+    *,
+    keep_database_url: bool = False,
+    keep_redis_url: bool = False,
+    eager_tasks: bool = False,
+    directory: Path | None = None,
 ) -> tuple[EmbeddedFalkorDB | None, Path]:
     """Start a throwaway FalkorDB (also the Redis) in a temp dir and set the environment before Django loads.
 
     keep_database_url / keep_redis_url: use the DATABASE_URL / REDIS_URL already set (no embedded
-    Redis is started when REDIS_URL is kept and set). Returns the server (None if none) and the temp dir.
+    Redis is started when REDIS_URL is kept and set). directory: keep everything (FalkorDB persisted, the
+    SQLite database) there instead, so a later run can reuse it. Returns the server (None if none) and the dir.
     """
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    tmp = directory or Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    tmp.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
     os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
     os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
     os.environ["EXOGRAPH_VAR_DIR"] = str(tmp / "var")
     os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
+    # FalkorDB (GraphBLAS) and torch both use OpenMP; spinning idle threads on 2 shared cores made every
+    # embedding after a graph query 20-50x slower. The embedded server inherits this environment.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if eager_tasks:
         os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
     if not keep_database_url:
@@ -31,7 +41,10 @@ def start_services(
     if keep_redis_url and os.environ.get("REDIS_URL"):
         return None, tmp
     server = EmbeddedFalkorDB.in_directory(tmp)
-    server.start()
+    if directory is not None:
+        server.persist = True
+    # A kept directory replays its append-only file first, which takes a while for a large corpus.
+    server.start(wait_seconds=600.0 if directory is not None else 15.0)
     os.environ["FALKORDB_URL"] = server.url
     os.environ["REDIS_URL"] = server.url
     return server, tmp

@@ -7,8 +7,10 @@ For each dataset under --data (default ../shared/eval beside the clone; read its
     `is_supporting` contexts;
   * musique: `musique_dev_*.json`, paragraphs pooled by (title, text), gold = `is_supporting` paragraphs.
 The corpus goes through the product's own pipeline: each passage is a plain-text document titled by its
-title (documents.services.document_text_ingest, eager Celery tasks in-process: validate, dedup, charge,
-parse, chunk, embed, extract, write), all in one private graph per dataset. Passages with the same text
+title (documents.services.document_texts_ingest, the batch text ingest, eager Celery tasks in-process:
+validate, dedup, charge, then per group of 64 the same parse, embed, extract and write stages as one
+upload, with the group's chunks and entity names embedded in one call each), all in one private graph
+per dataset. Passages with the same text
 under the same graph are one document (dedup by sha256); they count as one passage for every title.
 Then every question is asked in each mode — full text only, vector only, hybrid, graph — and passage
 Recall@2, Recall@5 and AR@5 (all gold passages in the top 5) are reported with p50/p95 query latency and
@@ -43,6 +45,7 @@ RESULTS = ROOT / "bench" / "results"
 DEFAULT_DATA = ROOT.parent / "shared" / "eval"
 MODES = ("fulltext", "vector", "hybrid", "graph")
 TOP_K = 5
+OUT = "retrieval"  # results file stem (--out)
 RRF_K = 60
 
 # Published anchors (README of the eval data): R@2 / R@5 (and AR@5 where published).
@@ -116,6 +119,7 @@ class Dataset:
     name: str
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # passage key -> (title, text)
     questions: list[tuple[str, set[str]]] = field(default_factory=list)  # (question, gold passage keys)
+    answers: list[list[str]] = field(default_factory=list)  # per question: the gold answer and its aliases
 
 
 def _key(title: str, text: str) -> str:
@@ -145,6 +149,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
         for q in json.loads(wiki_q[0].read_text())[:limit]:
             gold = {k for title, _ in q["supporting_facts"] for k in by_title.get(title, [])}
             dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", ""))])
         if limit:
             needed = {k for _, gold in dataset.questions for k in gold}
             others = [k for k in dataset.passages if k not in needed][: limit * 10]
@@ -158,6 +163,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
                 if c.get("is_supporting"):
                     gold.add(key)
             dataset.questions.append((q["question_text"], gold))
+            dataset.answers.append([str(a) for o in q.get("answers_objects", []) for a in o.get("spans", [])])
     elif musique:
         for q in json.loads(musique[0].read_text())[:limit]:
             gold = set()
@@ -166,6 +172,7 @@ def dataset_load(folder: Path, *, limit: int | None) -> Dataset | None:
                 if p.get("is_supporting"):
                     gold.add(key)
             dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", "")), *(str(a) for a in q.get("answer_aliases", []))])
     else:
         return None
     return dataset
@@ -179,30 +186,44 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="keep the services' data in DIR; a later run with the same DIR reuses each dataset's ingested "
+        "graph (for re-running the queries after a retrieval change) and reports the first run's ingest time",
+    )
+    parser.add_argument(
+        "--out", default="retrieval", help="results file stem in bench/results (NAME.json, NAME.md); default retrieval"
+    )
+    parser.add_argument(
+        "--merge",
+        default="",
+        help="instead of running: merge the results of runs made with --out A,B,... into bench/results/<--out>",
+    )
     args = parser.parse_args()
+    global OUT
+    OUT = args.out
+    if args.merge:
+        merge([stem for stem in args.merge.split(",") if stem])
+        return
     from bench.common import start_services
 
-    server, _ = start_services("exo-bench-retrieval-", eager_tasks=True)
+    server, _ = start_services("exo-bench-retrieval-", eager_tasks=True, directory=args.state)
     try:
-        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n])
+        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n], state=args.state)
     finally:
         if server is not None:
             server.stop()
 
 
-def run(data: Path, *, limit: int | None, names: list[str]) -> None:
+def run(data: Path, *, limit: int | None, names: list[str], state: Path | None = None) -> None:
     import django
 
     django.setup()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from billing.services import credits_grant_admin
-    from exograph.accounts.models import User
-    from exograph.core.scope import Scope
-    from exograph.graphs.models import Graph, GraphKind
-    from exograph.graphs.services import graph_default_for_user
-
     started = time.perf_counter()
     results: dict[str, Any] = {"datasets": {}, "limit": limit, "machine": platform.platform()}
     for name in names:
@@ -211,11 +232,10 @@ def run(data: Path, *, limit: int | None, names: list[str]) -> None:
         if dataset is None:
             print(f"{name}: no dataset in {folder}, skipped")
             continue
-        user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
-        credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
-        graph: Graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
-        ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+        user, graph, ingest_seconds, doc_to_keys, reused = dataset_graph(dataset, limit=limit, state=state)
+        print(f"{name}: {len(dataset.passages)} passages ingested in {ingest_seconds:.0f} s", flush=True)
         engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
+        queries_started = time.perf_counter()
         modes: dict[str, Any] = {}
         for mode in MODES:
             per_question: list[tuple[set[str], list[str]]] = []
@@ -226,50 +246,125 @@ def run(data: Path, *, limit: int | None, names: list[str]) -> None:
                 latencies.append((time.perf_counter() - t0) * 1000)
                 per_question.append((gold, ranked))
             modes[mode] = summarize(per_question, latencies)
-            print(f"{name} {mode}: {modes[mode]}")
+            print(f"{name} {mode}: {modes[mode]}", flush=True)
         results["datasets"][name] = {
             "passages": len(dataset.passages),
             "documents": len(doc_to_keys),
             "questions": len(dataset.questions),
             "ingest_seconds": round(ingest_seconds, 1),
+            "ingest_reused": reused,
+            "query_seconds": round(time.perf_counter() - queries_started, 1),
             "engine": engine,
             "modes": modes,
             "published": PUBLISHED.get(name, []),
-            "published_note": "published, same corpus (2Wiki), different question subset"
-            if name == "2wikimultihopqa"
-            else "published, different question subsets",
+            "published_note": published_note(name, passages=len(dataset.passages), limit=limit),
         }
-    results["total_seconds"] = round(time.perf_counter() - started, 1)
+        results["total_seconds"] = round(time.perf_counter() - started, 1)
+        write_results(results)  # after every dataset, so a long run leaves what it measured
+    print((RESULTS / f"{OUT}.md").read_text())
+
+
+def published_note(name: str, *, passages: int, limit: int | None) -> str:
+    """How the published anchors compare: only 2Wiki's full corpus is the one they used."""
+    if name != "2wikimultihopqa":
+        return "published, different question subsets"
+    if not limit:
+        return "published, same corpus (2Wiki), different question subset"
+    return f"published on the full 6,119-passage corpus; ours a {passages:,}-passage pool of it (--limit {limit})"
+
+
+def merge(stems: list[str]) -> None:
+    """One results file from several runs (datasets run as separate processes, each with its own --state)."""
+    merged: dict[str, Any] = {"datasets": {}, "runs": {}}
+    for stem in stems:
+        part = json.loads((RESULTS / f"{stem}.json").read_text())
+        merged["datasets"].update(part["datasets"])
+        merged["runs"][stem] = {"limit": part.get("limit"), "total_seconds": part.get("total_seconds")}
+        merged["machine"] = part.get("machine", "")
+    limits = {r["limit"] for r in merged["runs"].values()}
+    merged["limit"] = limits.pop() if len(limits) == 1 else None
+    merged["total_seconds"] = round(sum(float(r["total_seconds"] or 0) for r in merged["runs"].values()), 1)
+    write_results(merged)
+    print((RESULTS / f"{OUT}.md").read_text())
+
+
+def write_results(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "retrieval.md").write_text(markdown(results))
-    print((RESULTS / "retrieval.md").read_text())
+    (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / f"{OUT}.md").write_text(markdown(results))
+
+
+def dataset_graph(
+    dataset: Dataset, *, limit: int | None, state: Path | None
+) -> tuple[Any, Any, float, dict[str, set[str]], bool]:
+    """The bench user and graph holding dataset's corpus: ingested now, or (with --state) reused from an earlier
+    run in the same directory. Returns (user, graph, ingest seconds, document id -> passage keys, reused)."""
+    from billing.services import credits_grant_admin
+    from exograph.accounts.models import User
+    from exograph.core.scope import Scope
+    from exograph.graphs.models import Graph, GraphKind
+    from exograph.graphs.services import graph_default_for_user
+
+    name = dataset.name
+    saved = state / f"ingested-{name}-{limit or 'all'}.json" if state else None
+    reused = saved is not None and saved.is_file()
+    if saved is not None and reused:
+        done = json.loads(saved.read_text())
+        user = User.objects.get(email=done["email"])
+        graph: Graph = Graph.objects.get(pk=done["graph_id"])
+        ingest_seconds = float(done["ingest_seconds"])
+        doc_to_keys = {k: set(v) for k, v in done["doc_to_keys"].items()}
+        print(f"{name}: reusing the graph ingested in {ingest_seconds:.0f} s ({saved})")
+    else:
+        user = User.objects.create_user(email=f"bench-{name}-{uuid.uuid4().hex[:6]}@example.org", password=None)
+        credits_grant_admin(account=user, amount=10_000_000, actor=None, note="bench")
+        graph = graph_default_for_user(actor=user, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
+        ingest_seconds, doc_to_keys = ingest(user=user, graph=graph, dataset=dataset)
+        if saved is not None:
+            saved.write_text(
+                json.dumps(
+                    {
+                        "email": user.email,
+                        "graph_id": graph.id,
+                        "ingest_seconds": ingest_seconds,
+                        "doc_to_keys": {k: sorted(v) for k, v in doc_to_keys.items()},
+                    }
+                )
+            )
+    return user, graph, ingest_seconds, doc_to_keys, reused
+
+
+INGEST_BATCH = 256  # texts per document_texts_ingest call (it queues one pipeline task per 64 documents)
 
 
 def ingest(*, user: Any, graph: Any, dataset: Dataset) -> tuple[float, dict[str, set[str]]]:
-    """Every passage through document_text_ingest (eager tasks: the whole pipeline runs in the call)."""
-    from exograph.documents.models import DocumentStatus
-    from exograph.documents.services import document_text_ingest
+    """Every passage through documents.services.document_texts_ingest (the product's batch text ingest:
+    one document per passage, charged, deduplicated, the same three stages; eager tasks run in the call)."""
+    from exograph.documents.models import Document, DocumentStatus
+    from exograph.documents.services import TextIn, document_texts_ingest
 
     doc_to_keys: dict[str, set[str]] = {}
-    failed = 0
+    items = list(dataset.passages.items())
     t0 = time.perf_counter()
-    for number, (key, (title, text)) in enumerate(dataset.passages.items(), start=1):
-        document, _created = document_text_ingest(
+    ids: list[str] = []
+    for start in range(0, len(items), INGEST_BATCH):
+        batch = items[start : start + INGEST_BATCH]
+        results = document_texts_ingest(
             actor=user,
             graph=graph,
-            title=title,
-            text=text,
+            texts=[
+                TextIn(title=title, text=text, idempotency_key=f"bench-retrieval:{graph.id}:{key}")
+                for key, (title, text) in batch
+            ],
             source_type="local",
             markdown=False,
-            idempotency_key=f"bench-retrieval:{graph.id}:{key}",
         )
-        document.refresh_from_db()
-        if document.status != DocumentStatus.PROCESSED:
-            failed += 1
-        doc_to_keys.setdefault(str(document.id), set()).add(key)
-        if number % 500 == 0:
-            print(f"  {dataset.name}: {number}/{len(dataset.passages)} passages ingested")
+        for (key, _), (document, _created) in zip(batch, results, strict=True):
+            doc_to_keys.setdefault(str(document.id), set()).add(key)
+            ids.append(str(document.id))
+        done = start + len(batch)
+        print(f"  {dataset.name}: {done}/{len(items)} passages ingested ({time.perf_counter() - t0:.0f} s)", flush=True)
+    failed = Document.objects.filter(pk__in=set(ids)).exclude(status=DocumentStatus.PROCESSED).count()
     if failed:
         print(f"  {dataset.name}: {failed} passages did not process")
     return time.perf_counter() - t0, doc_to_keys
@@ -325,6 +420,16 @@ def markdown(results: dict[str, Any]) -> str:
         f"Total run time {results['total_seconds']} s on {results['machine']}.",
         "",
     ]
+    if results.get("runs"):
+        lines += [
+            "Merged from separate runs (one process per dataset): "
+            + "; ".join(
+                f"{stem}: --limit {r['limit'] or 'none'}, {r['total_seconds']} s" for stem, r in results["runs"].items()
+            )
+            + ". A run that reused an ingested graph (--state) counts only its queries; each dataset's ingest "
+            "time is the run that ingested it.",
+            "",
+        ]
     for name, d in results["datasets"].items():
         lines += [
             f"## {name}: {d['questions']} questions, {d['passages']} passages ({d['documents']} documents), "

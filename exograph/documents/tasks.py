@@ -18,12 +18,14 @@ from celery import shared_task
 from exograph.core.errors import TransientError
 from exograph.core.queues import Queue
 from exograph.documents.services import (
+    BATCH_TASK,
     EMBED_TASK,
     INDEX_TASK,
     PARSE_TASK,
     document_stage_embed,
     document_stage_index,
     document_stage_parse,
+    documents_batch_process,
 )
 
 MAX_RETRIES = 5
@@ -60,3 +62,8 @@ def document_embed_task(self: Any, document_id: str) -> None:
 @shared_task(name=INDEX_TASK, **RETRYING)
 def document_index_task(self: Any, document_id: str) -> None:
     document_stage_index(document_id=document_id, last_attempt=_last_attempt(self))
+
+
+@shared_task(name=BATCH_TASK, **RETRYING)
+def document_batch_task(self: Any, document_ids: list[str]) -> None:
+    documents_batch_process(document_ids=document_ids, last_attempt=_last_attempt(self))

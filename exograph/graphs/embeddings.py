@@ -89,6 +89,10 @@ def _force_offline() -> None:
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # quiet and safe with Celery's forked workers
+    # OpenMP threads that spin-wait after each op steal the cores a busy neighbour (FalkorDB's own OpenMP
+    # pool, other workers) needs; on 2 shared cores that turned a 10 ms query embedding into 300-500 ms.
+    # Read by libgomp when torch loads, so it must be set before the first `import torch`.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 _force_offline()

@@ -1,15 +1,13 @@
 """Permission-scoped reads of graphs: lookups, listing, hybrid entity search, the world graph.
 
-Pure reads. The ones that may return other accounts' world knowledge (entity_search,
-world_entity_read, and graphs.retrieval.retrieve) also return those contributors' ids; the services the interfaces
+Pure reads. The ones that may return other accounts' world knowledge (world_entity_read, and
+graphs.retrieval's retrieve and entity_search) also return those contributors' ids; the services the interfaces
 call (graphs.services.entities_search, world_entity_lookup) hand them to billing.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypedDict
 
 from django.db.models import Q
@@ -20,7 +18,7 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
-from exograph.graphs.types import EntityHit, RelatedEntity, WorldEntityView, normalize_name
+from exograph.graphs.types import RelatedEntity, WorldEntityView, normalize_name
 
 MAX_QUERY_LENGTH = 1000
 MAX_N_RESULTS = 100
@@ -29,24 +27,6 @@ RRF_K = 60
 SNIPPET = 300
 PASSAGE = 500
 VECTOR_OVERFETCH = 20  # dormant vector nodes (see store.py) may take some of the k slots
-
-# Overlaps a search's FalkorDB reads (store calls only: no ORM in these threads).
-_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
-
-
-def _renew_pool() -> None:
-    """A forked child (Celery prefork, gunicorn) gets a fresh pool: the parent's threads do not exist there."""
-    global _pool
-    _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-search")
-
-
-os.register_at_fork(after_in_child=_renew_pool)
-
-
-class EntitySearch(TypedDict):
-    hits: list[EntityHit]
-    # Accounts whose World Graph knowledge is in the hits (the asking user included; billing drops them).
-    contributor_ids: list[int]
 
 
 class WorldEntityRead(TypedDict):
@@ -181,111 +161,6 @@ def _fuse(
                 if list_name.startswith("entity_"):
                     direct[key] = True
     return scores, passages, direct
-
-
-def search_entities(
-    *, user: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
-) -> list[EntityHit]:
-    """The hits of entity_search alone. Pays no contributor: interfaces call graphs.services.entities_search."""
-    return entity_search(user=user, query=query, n_results=n_results, graph_id=graph_id, scope=scope)["hits"]
-
-
-def entity_search(
-    *, user: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
-) -> EntitySearch:
-    """Hybrid entity search: full-text + vector over entities and the chunks that mention them,
-    fused by reciprocal rank; relevance is 0..1 within the response (the best hit is 1.0).
-    Also returns the ids of the accounts whose World Graph knowledge the hits carry.
-
-    Raises ValidationError (empty/too long query, n_results outside 1..100), NotFound, Conflict
-    (graph built with another embedder), ServiceUnavailable (graph store down)."""
-    text = _check_query(query)
-    n_results = _check_n_results(n_results)
-    graphs = search_graphs_for_user(user=user, scope=Scope(scope), graph_id=graph_id)
-    if not graphs:
-        return {"hits": [], "contributor_ids": []}
-    embedders = [embedder_check(graph=graph) for graph in graphs]
-    embedder = embedders[0]
-    text_query = store.fulltext_query(text)
-    k = min(MAX_N_RESULTS, max(20, n_results * 2))
-    # The four reads of each graph run on the pool, overlapping (FalkorDB serves reads on several
-    # threads); the full-text ones start while this thread embeds the query.
-    futures: dict[str, list[Future[dict[str, list[tuple[str, float, str]]]]]] = {g.id: [] for g in graphs}
-    for graph in graphs:
-        futures[graph.id].append(
-            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, chunks=False)
-        )
-        futures[graph.id].append(
-            _pool.submit(store.store_search_text_lists, graph.store_name, text_query=text_query, k=k, entities=False)
-        )
-    vector = [float(x) for x in embedder.embed_one(text)]
-    for graph in graphs:
-        for entities_only in (True, False):
-            futures[graph.id].append(
-                _pool.submit(
-                    store.store_search_vector_lists,
-                    graph.store_name,
-                    vector=vector,
-                    k=k,
-                    vector_k=k + VECTOR_OVERFETCH,
-                    chunks=not entities_only,
-                    entities=entities_only,
-                )
-            )
-    per_graph: dict[str, dict[str, list[tuple[str, float, str]]]] = {}
-    for gid, pending in futures.items():
-        merged: dict[str, list[tuple[str, float, str]]] = {}
-        for future in pending:
-            merged.update(future.result())
-        per_graph[gid] = merged
-    scores, passages, direct = _fuse(per_graph)
-    # The same entity found in the World Graph and in one of the user's world-scope graphs: one hit.
-    world_ids = {entity_id for (gid, entity_id) in scores if gid == WORLD_GRAPH_ID}
-    ranked = sorted(
-        (key for key in scores if key[0] == WORLD_GRAPH_ID or key[1] not in world_ids),
-        key=lambda key: (-scores[key], key[1]),
-    )[:n_results]
-    if not ranked:
-        return {"hits": [], "contributor_ids": []}
-    by_graph: dict[str, list[str]] = {}
-    for gid, entity_id in ranked:
-        by_graph.setdefault(gid, []).append(entity_id)
-    graph_rows = {graph.id: graph for graph in graphs}
-    details: dict[tuple[str, str], dict[str, Any]] = {}
-    for gid, ids in by_graph.items():
-        found = store.store_entities(graph_rows[gid].store_name, ids)
-        lacking = [eid for eid in ids if eid in found and not found[eid]["description"] and (gid, eid) not in passages]
-        fallback = store.store_entity_passages(graph_rows[gid].store_name, lacking) if lacking else {}
-        for eid, row in found.items():
-            row["fallback"] = fallback.get(eid, "")
-            details[(gid, eid)] = row
-    top = scores[ranked[0]]
-    hits: list[EntityHit] = []
-    contributors: set[int] = set()
-    for key in ranked:
-        detail = details.get(key)
-        if detail is None:
-            continue  # deleted between the two reads
-        row = detail
-        gid, entity_id = key
-        if direct.get(key) and row["description"]:
-            context = row["description"]
-        else:
-            context = passages.get(key) or row["description"] or row["fallback"]
-        hits.append(
-            {
-                "id": entity_id,
-                "name": row["name"],
-                "type": row["type"],
-                "graph_id": gid,
-                "graph_name": graph_rows[gid].name,
-                "relevance": round(scores[key] / top, 3),
-                "context": snippet(context, text),
-            }
-        )
-        if gid == WORLD_GRAPH_ID:
-            contributors.update(int(c) for c in row["contributors"])
-    return {"hits": hits, "contributor_ids": sorted(contributors)}
 
 
 def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit: int = 25) -> WorldEntityRead:

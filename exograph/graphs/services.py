@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,7 +25,8 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind
-from exograph.graphs.selectors import embedder_check, entity_search, graph_get_for_user, world_entity_read
+from exograph.graphs.retrieval import entity_search
+from exograph.graphs.selectors import embedder_check, graph_get_for_user, world_entity_read
 from exograph.graphs.types import (
     ChunkIn,
     EntityHit,
@@ -232,6 +235,44 @@ def _entity_text(name: str, description: str) -> str:
     return f"{name}. {description}".strip() if description else name
 
 
+# Entity vectors by (embedder, text): the same names recur across a user's documents ("United States" in
+# thousands of passages), and a batch ingest embeds a whole group's entity texts in one call up front.
+ENTITY_VECTOR_CACHE_SIZE = 50_000
+_entity_vectors: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
+_entity_vectors_lock = threading.Lock()
+
+
+def _entity_vectors_embed(*, embedder: Any, texts: Sequence[str]) -> list[list[float]]:
+    """Vectors for texts, from the bounded cache where it holds them, the rest embedded in one call."""
+    name = str(getattr(embedder, "name", type(embedder).__name__))
+    found: dict[str, tuple[float, ...]] = {}
+    with _entity_vectors_lock:
+        for text in texts:
+            vector = _entity_vectors.get((name, text))
+            if vector is not None:
+                _entity_vectors.move_to_end((name, text))
+                found[text] = vector
+    missing = list(dict.fromkeys(t for t in texts if t not in found))
+    if missing:
+        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+            found[text] = tuple(float(x) for x in vector)
+        with _entity_vectors_lock:
+            for text in missing:
+                _entity_vectors[(name, text)] = found[text]
+            while len(_entity_vectors) > ENTITY_VECTOR_CACHE_SIZE:
+                _entity_vectors.popitem(last=False)
+    return [list(found[text]) for text in texts]
+
+
+def entity_vectors_prepare(*, graph: Graph, names: Sequence[tuple[str, str]]) -> int:
+    """Embed the (name, description) entity texts a coming graph_document_write will need, in one batch,
+    into the cache it reads (the batch ingest calls this for a group of documents). Returns how many."""
+    texts = list(dict.fromkeys(_entity_text(" ".join(n.split())[:300], d) for n, d in names if n.strip()))
+    if texts:
+        _entity_vectors_embed(embedder=embedder_check(graph=graph), texts=texts)
+    return len(texts)
+
+
 def _prepare(
     *,
     chunks: Sequence[ChunkIn],
@@ -333,7 +374,9 @@ def _prepare(
 
     missing = [row for row in merged.values() if row["embedding"] is None]
     if missing:
-        vectors = embedder.embed([_entity_text(row["name"], row["description"]) for row in missing])
+        vectors = _entity_vectors_embed(
+            embedder=embedder, texts=[_entity_text(row["name"], row["description"]) for row in missing]
+        )
         for row, vector in zip(missing, vectors, strict=True):
             row["embedding"] = [float(x) for x in vector]
     for row in merged.values():
@@ -436,7 +479,7 @@ def graph_vectors_compact_all() -> int:
 def entities_search(
     *, actor: User, query: str, n_results: int = 10, graph_id: str | None = None, scope: Scope
 ) -> list[EntityHit]:
-    """Hybrid entity search (selectors.entity_search) for actor; records the world knowledge of other
+    """Hybrid entity search (graphs.retrieval.entity_search) for actor; records the world knowledge of other
     accounts it returned with billing (which pays them after commit). Raises as entity_search."""
     found = entity_search(user=actor, query=query, n_results=n_results, graph_id=graph_id, scope=scope)
     earnings_record(

@@ -220,3 +220,20 @@ def test_personalized_pagerank_follows_the_seed() -> None:
 def test_question_keys_try_longest_names_first() -> None:
     keys = question_keys("Who built the Cygnus Engine?")
     assert keys[0] == "who built the cygnus engine" and "cygnus engine" in keys and "cygnus" in keys
+
+
+def test_full_text_ranks_the_rare_word_above_a_repeated_common_one(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Words", scope=Scope.PRIVATE)
+    texts = [f"Texas ranger number {n} rode across Texas, and Texas rangers rode with him." for n in range(8)]
+    rare = "Forced Vengeance is a 1982 film with a plot set in Hong Kong."
+    document = write_doc(graph, alice, texts=[*texts, rare], entities=[])
+    hits = store.store_chunk_text_hits(
+        graph.store_name, text_query=store.fulltext_query("Who produced Forced Vengeance in Texas?"), k=5
+    )
+    assert hits[0][0] == f"{document}:{len(texts)}"  # BM25: "vengeance" is rare, "texas" is everywhere
+    assert all(score > 0 for _, score in hits)
+
+
+def test_function_words_leave_the_full_text_query_unless_nothing_else_is_left() -> None:
+    assert store.fulltext_query("What is the capital of France?") == "capital|france"
+    assert store.fulltext_query("The Who") == "the|who"

@@ -18,6 +18,12 @@ from exograph.documents.services.actions import (
     document_refund_unprocessed,
     document_retry,
 )
+from exograph.documents.services.batch import (
+    BATCH_TASK,
+    TextIn,
+    document_texts_ingest,
+    documents_batch_process,
+)
 from exograph.documents.services.stages import (
     ChunkText,
     document_stage_embed,
@@ -41,6 +47,7 @@ from exograph.documents.services.upload import (
 )
 
 __all__ = [
+    "BATCH_TASK",
     "EMBED_TASK",
     "INDEX_TASK",
     "PARSE_TASK",
@@ -48,6 +55,7 @@ __all__ = [
     "UPLOAD_ACTION",
     "Charger",
     "ChunkText",
+    "TextIn",
     "PreparedUpload",
     "document_cancel",
     "document_charge_direct",
@@ -59,6 +67,8 @@ __all__ = [
     "document_stage_index",
     "document_stage_parse",
     "document_text_ingest",
+    "document_texts_ingest",
+    "documents_batch_process",
     "document_upload_prepare",
     "text_upload_build",
 ]

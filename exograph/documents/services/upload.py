@@ -92,8 +92,10 @@ def document_create(
     charge: Charger,
     source_type: str = SourceType.UPLOAD,
     published: date | None = None,
+    queue: bool = True,
 ) -> tuple[Document, bool]:
-    """Create the document, charge 5 + 1/page (text: 1 per 3,000 characters) through `charge`, queue the pipeline on commit.
+    """Create the document, charge 5 + 1/page (text: 1 per 3,000 characters) through `charge`, queue the pipeline on commit
+    (queue=False: the caller starts it, as the batch text ingest does for a whole group).
 
     Returns (document, created); created is False when the same file is already in the graph
     (then nothing is charged). Raises InsufficientCredits (402) with nothing written."""
@@ -121,7 +123,8 @@ def document_create(
             document.charge_key = charge_key
             document.credits_charged = _price(prepared.inspection.pages)
             document.save(update_fields=["charge_key", "credits_charged", "modified"])
-            transaction.on_commit(lambda: _pipeline_start(str(document.id)))
+            if queue:
+                transaction.on_commit(lambda: _pipeline_start(str(document.id)))
     except IntegrityError:
         # The same file reached the same graph concurrently; the first one wins, nothing charged here.
         existing = Document.objects.filter(

@@ -133,15 +133,23 @@ def vector_key(owner_id: str, embedding: Sequence[float]) -> str:
 chunk_vector_key = vector_key
 
 
+# English function words: OR-ed into a full-text query they match nearly every passage and drown the
+# words that matter (the index's scorer barely weighs rarity). A query of nothing else keeps them.
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with without and or nor but is was were are be been being am "
+    "what which who whom whose when where why how did do does done that this these those it its he she "
+    "his her hers him they them their theirs we us our you your i me my as than then there here into "
+    "onto about after before over under between during not no so if also can could would should will "
+    "shall may might must has have had having one ones any some such other same both each".split()
+)
+
+
 def fulltext_query(text: str, *, max_terms: int = 16) -> str:
-    """User text as a safe RediSearch query: word tokens OR-ed; no operators survive."""
-    tokens: list[str] = []
-    for token in re.findall(r"[^\W_]+", text.casefold()):
-        if len(token) >= 2 and token not in tokens:
-            tokens.append(token[:64])
-        if len(tokens) >= max_terms:
-            break
-    return "|".join(tokens)
+    """User text as a safe RediSearch query: word tokens OR-ed, function words dropped (unless that leaves
+    nothing); no operators survive."""
+    words = [t[:64] for t in dict.fromkeys(re.findall(r"[^\W_]+", text.casefold())) if len(t) >= 2]
+    tokens = [t for t in words if t not in STOPWORDS] or words
+    return "|".join(tokens[:max_terms])
 
 
 # --- connection and queries --------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -191,7 +193,7 @@ def store_passages(store_name: str, chunk_ids: Sequence[str]) -> dict[str, dict[
         return {}
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS cid MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {id: cid}) "
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) WITH c MATCH (d:Document)-[:HAS_CHUNK]->(c) "
         "RETURN c.id, c.text, c.page, d.filename, d.id",
         {"ids": list(chunk_ids)},
     )
@@ -204,7 +206,7 @@ def store_entity_passages(store_name: str, entity_ids: Sequence[str], *, per_ent
         return {}
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS eid MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: eid}) "
+        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) WITH e MATCH (c:Chunk)-[:MENTIONS]->(e) "
         "WITH e.id AS id, collect(c.text)[0..$n] AS texts RETURN id, texts",
         {"ids": list(entity_ids), "n": per_entity},
     )
@@ -218,17 +220,67 @@ def store_entity_passages(store_name: str, entity_ids: Sequence[str], *, per_ent
 _STRUCTURAL = ["HAS_CHUNK", "MENTIONS"]
 
 
+BM25_K1 = 1.2
+BM25_B = 0.75
+TEXT_CANDIDATES = 300  # chunks rescored per query, drawn from the rarest query terms first
+TERM_POSTINGS = 400  # chunk ids read per query term
+
+
+def _stem(word: str) -> str:
+    """A light English suffix strip, so "rangers"/"ranger" and "founded"/"found" count as one term."""
+    for suffix in ("'s", "ings", "ing", "edly", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[tuple[str, float]]:
-    """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found): (chunk id, score)."""
-    if not text_query:
+    """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found), ranked by
+    BM25: (chunk id, score). The index finds each term's chunks (and how many there are); the rarest
+    terms' chunks are rescored here, because the index's own scorer hardly weighs how rare a word is
+    (a passage repeating "Texas" beat the one naming the film the question asks about)."""
+    terms = [t for t in dict.fromkeys(text_query.split("|")) if t]
+    if not terms:
         return []
     rows = ro_query(
         store_name,
-        "CALL db.idx.fulltext.queryNodes('Chunk', $q) YIELD node, score "
-        "RETURN node.id, score ORDER BY score DESC LIMIT $k",
-        {"q": text_query, "k": k},
+        "UNWIND $terms AS t CALL db.idx.fulltext.queryNodes('Chunk', t) YIELD node "
+        "WITH t, collect(node.id) AS ids RETURN t, size(ids), ids[0..$cap]",
+        {"terms": terms, "cap": TERM_POSTINGS},
     )
-    return [(r[0], float(r[1])) for r in rows]
+    postings = {r[0]: (int(r[1] or 0), list(r[2] or [])) for r in rows}
+    if not postings:
+        return []
+    total = ro_query(store_name, "MATCH (c:Chunk) RETURN count(c)", {})
+    n_chunks = max(1, int(total[0][0] or 0)) if total else 1
+    candidates: list[str] = []
+    for term in sorted(postings, key=lambda t: postings[t][0]):
+        candidates.extend(c for c in postings[term][1] if c not in candidates)
+        if len(candidates) >= TEXT_CANDIDATES:
+            break
+    texts = ro_query(
+        store_name,
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id, c.text",
+        {"ids": candidates[: TEXT_CANDIDATES * 2]},
+    )
+    idf = {_stem(t): math.log(1.0 + (n_chunks - df + 0.5) / (df + 0.5)) for t, (df, _) in postings.items() if df > 0}
+    docs = [(r[0], [_stem(w) for w in _WORD.findall((r[1] or "").casefold())]) for r in texts]
+    average = sum(len(words) for _, words in docs) / max(1, len(docs)) or 1.0
+    scored: list[tuple[str, float]] = []
+    for chunk_id, words in docs:
+        counts: dict[str, int] = {}
+        for word in words:
+            if word in idf:
+                counts[word] = counts.get(word, 0) + 1
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / average)
+        score = sum(idf[t] * tf * (BM25_K1 + 1) / (tf + norm) for t, tf in counts.items())
+        if score > 0:
+            scored.append((chunk_id, score))
+    scored.sort(key=lambda row: (-row[1], row[0]))
+    return scored[:k]
+
+
+_WORD = re.compile(r"[^\W_]+")
 
 
 def store_chunk_vector_hits(
@@ -290,6 +342,11 @@ def store_chunks(store_name: str, chunk_ids: Sequence[str]) -> dict[str, dict[st
     }
 
 
+# Every multi-id read below anchors on the indexed id first (MATCH (n {id}) WITH n MATCH (n)-[...]):
+# written as one pattern, FalkorDB's planner may start from the other end's label scan instead — for the
+# walk that was every Entity per frontier id, and 10 s timeouts on a 1,000-passage graph.
+
+
 def store_walk_hop(
     store_name: str, *, frontier: Sequence[str], hits: Sequence[str], visited: Sequence[str], limit: int
 ) -> list[dict[str, Any]]:
@@ -300,7 +357,7 @@ def store_walk_hop(
         return []
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS eid MATCH (a:Entity {id: eid})-[r]-(b:Entity) "
+        "UNWIND $ids AS eid MATCH (a:Entity {id: eid}) WITH a MATCH (a)-[r]-(b:Entity) "
         "WHERE NOT type(r) IN $structural AND NOT b.id IN $visited "
         # an edge between two frontier entities is matched from both ends: one row per edge
         "WITH r, max(CASE WHEN b.id IN $hits THEN 1 ELSE 0 END) AS between, collect(b.id)[0] AS reached "
@@ -338,7 +395,7 @@ def store_chunk_mentions(store_name: str, *, chunk_ids: Sequence[str]) -> list[t
         return []
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id",
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) WITH c MATCH (c)-[:MENTIONS]->(e:Entity) RETURN c.id, e.id",
         {"ids": list(chunk_ids)},
     )
     return [(r[0], r[1]) for r in rows]
@@ -352,7 +409,7 @@ def store_entity_chunks(
         return {}
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS eid MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: eid}) "
+        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) WITH e MATCH (c:Chunk)-[:MENTIONS]->(e) "
         "WITH e.id AS id, collect(c.id) AS cids RETURN id, cids[0..$n], size(cids)",
         {"ids": list(entity_ids), "n": per_entity},
     )

@@ -1,0 +1,225 @@
+"""`make bench-chat`: answer quality of chat engines rag and graph on the eval development questions (a benchmark).
+
+For each dataset under --data (the same folders and loading as bench/retrieval.py, whose corpus ingest this
+reuses: each passage a text document in one private graph, through the product's batch text ingest), every
+development question is sent as a chat message through the chat service itself (chat_message_prepare +
+chat_message_send, model snap, the configured provider — extractive by default, no network) with engine
+`rag` and engine `graph`, in a fresh session each. Reported per dataset and engine:
+
+  * recall of the gold passages among the passages of the evidence handed to the model (the evidence the
+    message stored, in the order the model saw it), top 5 and top 10 distinct passages;
+  * answer exact match and token F1 against the gold answer and its aliases (SQuAD normalisation: lower
+    case, no punctuation or articles), and the mean support score of the citation check;
+  * the median end-to-end time of the message, and the share of it spent in retrieval (the same evidence
+    read — chat.evidence.evidence_retrieve with the message's arguments — timed on its own right after).
+
+The bench calls the service, not the REST view, so nothing is charged. Results: bench/results/chat.json and
+bench/results/chat.md.
+
+    .venv/bin/python bench/chat.py [--data DIR] [--limit N] [--datasets ...] [--state DIR]
+
+--state DIR reuses the graphs a `bench/retrieval.py --state DIR` run ingested (same --limit), so the corpus
+is ingested once for both benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import string
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.retrieval import DEFAULT_DATA, RESULTS, dataset_graph, dataset_load, recall_at_k  # noqa: E402
+
+ENGINES = ("rag", "graph")
+OUT = "chat"  # results file stem (--out)
+
+
+# --- answer scoring (pure; tested by tests/bench/test_chat_scoring.py) ---------------------------
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 if the normalised prediction equals a normalised gold answer."""
+    guess = normalize_answer(prediction)
+    return 1.0 if any(guess == normalize_answer(g) for g in golds if g) else 0.0
+
+
+def f1_score(prediction: str, golds: Sequence[str]) -> float:
+    """The best token F1 of the prediction against any gold answer (SQuAD)."""
+    best = 0.0
+    predicted = normalize_answer(prediction).split()
+    for gold in golds:
+        truth = normalize_answer(gold).split()
+        if not predicted or not truth:
+            continue
+        common = sum((Counter(predicted) & Counter(truth)).values())
+        if common == 0:
+            continue
+        precision, recall = common / len(predicted), common / len(truth)
+        best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def answer_text(answer: str) -> str:
+    """The answer without its citation marks ([1], [2, 3]) for scoring."""
+    return " ".join(re.sub(r"\[\d+(?:\s*,\s*\d+)*\]", " ", answer).split())
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
+    parser.add_argument("--state", type=Path, default=None, help="reuse the graphs of bench/retrieval.py --state DIR")
+    parser.add_argument("--out", default="chat", help="results file stem in bench/results; default chat")
+    args = parser.parse_args()
+    global OUT
+    OUT = args.out
+    from bench.common import start_services
+
+    server, _ = start_services("exo-bench-chat-", eager_tasks=True, directory=args.state)
+    try:
+        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n], state=args.state)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def run(data: Path, *, limit: int | None, names: list[str], state: Path | None) -> None:
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "datasets": {},
+        "limit": limit,
+        "provider": settings.CHAT_PROVIDER,
+        "model": "snap",
+        "machine": platform.platform(),
+    }
+    for name in names:
+        folder = data / name
+        dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
+        if dataset is None:
+            print(f"{name}: no dataset in {folder}, skipped")
+            continue
+        user, graph, ingest_seconds, doc_to_keys, reused = dataset_graph(dataset, limit=limit, state=state)
+        engines = {engine: ask_all(user=user, graph=graph, dataset=dataset, doc_to_keys=doc_to_keys, engine=engine)
+                   for engine in ENGINES}  # fmt: skip
+        for engine, summary in engines.items():
+            print(f"{name} {engine}: {summary}", flush=True)
+        results["datasets"][name] = {
+            "questions": len(dataset.questions),
+            "passages": len(dataset.passages),
+            "ingest_seconds": round(ingest_seconds, 1),
+            "ingest_reused": reused,
+            "engines": engines,
+        }
+        results["total_seconds"] = round(time.perf_counter() - started, 1)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
+        (RESULTS / f"{OUT}.md").write_text(markdown(results))
+    print((RESULTS / f"{OUT}.md").read_text() if (RESULTS / f"{OUT}.md").exists() else "no results")
+
+
+def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[str]], engine: str) -> dict[str, Any]:
+    """Every question of dataset as one chat message (a new session each) with engine; the summary."""
+    from exograph.chat.evidence import evidence_retrieve
+    from exograph.chat.models import ChatMessage
+    from exograph.chat.services import chat_message_prepare, chat_message_send
+    from exograph.core.scope import Scope
+
+    r5: list[float] = []
+    r10: list[float] = []
+    em: list[float] = []
+    f1: list[float] = []
+    support: list[float] = []
+    totals: list[float] = []
+    retrievals: list[float] = []
+    for (question, gold), answers in zip(dataset.questions, dataset.answers, strict=True):
+        t0 = time.perf_counter()
+        plan = chat_message_prepare(actor=user, message=question, model="snap", engine=engine, graph_id=graph.id)
+        reply = chat_message_send(actor=user, plan=plan)
+        totals.append((time.perf_counter() - t0) * 1000)
+        t1 = time.perf_counter()
+        evidence_retrieve(actor=user, question=plan.message, engine=engine, scope=Scope.PRIVATE, graph_id=graph.id)
+        retrievals.append((time.perf_counter() - t1) * 1000)
+        handed = ChatMessage.objects.get(pk=reply["message_id"]).evidence or []
+        ranked: list[str] = []
+        for item in handed:
+            if item.get("kind") == "passage" and item.get("document_id"):
+                ranked.extend(sorted(doc_to_keys.get(str(item["document_id"]), ())))
+        ranked = list(dict.fromkeys(ranked))
+        r5.append(recall_at_k(gold, ranked, 5))
+        r10.append(recall_at_k(gold, ranked, 10))
+        text = answer_text(str(reply["answer"]))
+        em.append(exact_match(text, answers))
+        f1.append(f1_score(text, answers))
+        support.append(float(reply["support_score"] or 0.0))
+    n = max(1, len(totals))
+    median_total = statistics.median(totals) if totals else 0.0
+    median_retrieval = statistics.median(retrievals) if retrievals else 0.0
+    return {
+        "questions": len(totals),
+        "evidence_r5": round(100 * sum(r5) / n, 1),
+        "evidence_r10": round(100 * sum(r10) / n, 1),
+        "em": round(100 * sum(em) / n, 1),
+        "f1": round(100 * sum(f1) / n, 1),
+        "support": round(sum(support) / n, 3),
+        "median_ms": round(median_total, 1),
+        "median_retrieval_ms": round(median_retrieval, 1),
+        "retrieval_share": round(median_retrieval / median_total, 2) if median_total else 0.0,
+    }
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "# Chat benchmark (make bench-chat)",
+        "",
+        f"Model snap, provider {results['provider']}; development questions"
+        + (f" (first {results['limit']} per dataset)." if results.get("limit") else "."),
+        f"Total run time {results.get('total_seconds', 0)} s on {results['machine']}.",
+        "",
+        "| dataset | engine | questions | evidence R@5 | evidence R@10 | EM | F1 | support | median ms "
+        "| retrieval ms (share) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, d in results["datasets"].items():
+        for engine, m in d["engines"].items():
+            lines.append(
+                f"| {name} | {engine} | {m['questions']} | {m['evidence_r5']} | {m['evidence_r10']} | {m['em']} "
+                f"| {m['f1']} | {m['support']} | {m['median_ms']} | {m['median_retrieval_ms']} "
+                f"({round(100 * m['retrieval_share'])}%) |"
+            )
+    lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Offline extraction quality on the 2Wiki corpus (part of `make bench-retrieval`'s report; pure Python, no store).
+
+For every passage of the 2Wiki corpus (each passage one document, as the retrieval benchmark ingests it) the
+ingest's own extraction runs (documents.extraction.document_extract: the configured extractor, resolve,
+prune) and the passage's title becomes an entity (stages._title_entity_add), exactly as the index stage
+writes them. Reported:
+
+  * entities per passage (mean and median) and relations per passage;
+  * bridge coverage: of the entities named in the gold `evidences` triples (subject and object) of the
+    2Wiki development questions, the share that is a node of the graph (an extracted or title entity with
+    the same normalised name, graphs.types.normalize_name, as entity linking looks them up).
+
+    .venv/bin/python bench/extraction.py [--data DIR] [--limit N]
+
+Results: bench/results/extraction.json and extraction.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.retrieval import DEFAULT_DATA, RESULTS  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N corpus passages")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
+    os.environ.setdefault("EXOGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="exo-bench-extraction-"))
+    import django
+
+    django.setup()
+    result = measure(args.data / "2wikimultihopqa", limit=args.limit)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "extraction.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / "extraction.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
+    from dataclasses import dataclass
+
+    from django.conf import settings
+
+    from exograph.documents.extraction import document_extract
+    from exograph.documents.services.stages import _title_entity_add
+    from exograph.graphs.types import normalize_name
+
+    @dataclass(frozen=True)
+    class Chunk:
+        id: str
+        text: str
+
+    corpus = json.loads(next(folder.glob("*_corpus.json")).read_text())[:limit]
+    questions = json.loads(next(folder.glob("2wiki_dev_*.json")).read_text())
+    nodes: set[str] = set()
+    per_passage: list[int] = []
+    relations: list[int] = []
+    t0 = time.perf_counter()
+    for n, row in enumerate(corpus):
+        extraction = document_extract([Chunk(id=f"p{n}:0", text=row["text"])])
+        _title_entity_add(extraction, title=row["title"], chunk_ids=[f"p{n}:0"])
+        names = {normalize_name(e.name) for e in extraction.entities} | {
+            normalize_name(m.name) for m in extraction.mentions
+        }
+        names.discard("")
+        nodes |= names
+        per_passage.append(len(names))
+        relations.append(len(extraction.relations))
+    seconds = time.perf_counter() - t0
+    bridge: list[str] = []
+    for q in questions:
+        for triple in q.get("evidences", []):
+            if len(triple) == 3:
+                bridge.append(normalize_name(str(triple[0])))
+                bridge.append(normalize_name(str(triple[2])))
+    bridge = [b for b in bridge if b]
+    found = sum(1 for b in bridge if b in nodes)
+    return {
+        "extractor": settings.DOCUMENTS_EXTRACTOR,
+        "passages": len(corpus),
+        "entities_per_passage_mean": round(statistics.mean(per_passage), 2) if per_passage else 0.0,
+        "entities_per_passage_median": statistics.median(per_passage) if per_passage else 0,
+        "relations_per_passage_mean": round(statistics.mean(relations), 2) if relations else 0.0,
+        "distinct_nodes": len(nodes),
+        "bridge_entities": len(bridge),
+        "bridge_found": found,
+        "bridge_coverage": round(100 * found / max(1, len(bridge)), 1),
+        "extraction_seconds": round(seconds, 1),
+    }
+
+
+def markdown(r: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            "# Offline extraction on the 2Wiki corpus",
+            "",
+            f"Extractor `{r['extractor']}` over {r['passages']} passages in {r['extraction_seconds']} s.",
+            "",
+            "| entities / passage (mean, median) | relations / passage | distinct nodes | gold bridge entities "
+            "found as nodes |",
+            "|---:|---:|---:|---:|",
+            f"| {r['entities_per_passage_mean']}, {r['entities_per_passage_median']} | "
+            f"{r['relations_per_passage_mean']} | {r['distinct_nodes']} | "
+            f"{r['bridge_coverage']}% ({r['bridge_found']} of {r['bridge_entities']}) |",
+            "",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Batch text ingest: many plain-text documents into one graph, through the one-document stage code.
+
+What a batch saves is the per-call cost of the embedder, never a stage: every text becomes its own
+Document (validated, deduplicated by sha256, charged 5 + 1 per 3,000 characters under its own
+idempotency key, progress and events per document, refunded on failure), and each runs the same
+`document_stage_parse` → `document_stage_embed` → `document_stage_index` as an upload. The group
+step in between only front-loads work those stages would do one document at a time: the chunks of
+a whole group are embedded in one call (the embed stage then finds them embedded and only
+extracts), and the group's entity texts are embedded in one call into the cache graph writes read.
+
+Research and the retrieval benchmark write corpora through `document_texts_ingest`; the pipeline
+runs as one Celery task per group (`BATCH_TASK`, on the ingest queue), retried as a whole on a
+transient error: the stages are idempotent and skip documents already processed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from django.db import transaction
+
+from exograph.accounts.models import User
+from exograph.core.errors import ExoGraphError, InsufficientCredits, TransientError, ValidationError
+from exograph.core.queues import Queue
+from exograph.core.scope import Scope
+from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
+from exograph.documents.services.stages import (
+    _title_entity_add,
+    document_stage_embed,
+    document_stage_index,
+    document_stage_parse,
+)
+from exograph.documents.services.state import UPLOAD_ACTION, _fail, _price
+from exograph.documents.services.text import TEXT_SOURCE_TYPES, text_upload_build
+from exograph.documents.services.upload import document_charge_direct, document_create, document_upload_prepare
+from exograph.graphs.models import Graph
+
+logger = logging.getLogger(__name__)
+
+BATCH_TASK = "documents.document_batch_process"
+MAX_BATCH = 5_000  # texts per call
+GROUP = 64  # documents per pipeline task (one chunk-embedding call, one entity-embedding call)
+
+
+@dataclass(frozen=True)
+class TextIn:
+    """One text of a batch: what document_text_ingest takes for one document."""
+
+    title: str
+    text: str
+    idempotency_key: str
+    source_url: str | None = None
+    published: date | None = None
+
+
+def document_texts_ingest(
+    *,
+    actor: User,
+    graph: Graph,
+    texts: Sequence[TextIn],
+    source_type: str = SourceType.ARTICLE,
+    markdown: bool = False,
+    group: int = GROUP,
+) -> list[tuple[Document, bool]]:
+    """Ingest many texts into `graph`, each as its own document, and queue the pipeline per group of
+    `group` documents on commit. Returns (document, created) per text, in order; a duplicate (same text
+    already in the graph, or earlier in the batch) is returned unchanged and free.
+
+    Every text is validated and the whole price checked against the balance before anything is written,
+    so bad input or too few credits leave nothing behind. Raises ValidationError / PayloadTooLarge (naming
+    the text's position), PermissionDenied / NotFound (graph), InsufficientCredits (402)."""
+    from billing.services import credit_balance
+
+    if source_type not in TEXT_SOURCE_TYPES:
+        raise ValidationError(f"source_type must be one of {', '.join(TEXT_SOURCE_TYPES)}.", code="invalid_source_type")
+    if not texts or len(texts) > MAX_BATCH:
+        raise ValidationError(
+            f"Send 1 to {MAX_BATCH} texts; got {len(texts)}.", code="invalid_batch", hint="Split the batch."
+        )
+    if not 1 <= group <= 500:
+        raise ValidationError("group must be between 1 and 500.", code="invalid_group")
+    prepared = []
+    for position, item in enumerate(texts):
+        if not item.idempotency_key:
+            raise ValidationError(f"Text {position}: idempotency_key is required.", code="invalid_idempotency_key")
+        try:
+            upload = text_upload_build(text=item.text, title=item.title, source_url=item.source_url, markdown=markdown)
+        except ExoGraphError as exc:
+            exc.message = f"Text {position}: {exc.message}"
+            raise
+        prepared.append(
+            document_upload_prepare(actor=actor, upload=upload, scope=Scope(graph.scope), graph_id=str(graph.id))
+        )
+    new_hashes: dict[str, int] = {}
+    for p in prepared:
+        if p.existing is None and p.sha256 not in new_hashes:
+            new_hashes[p.sha256] = _price(p.inspection.pages)
+    needed = sum(new_hashes.values())
+    balance = credit_balance(account=actor)
+    if needed > balance:
+        raise InsufficientCredits(
+            f"This batch needs {needed} credits ({UPLOAD_ACTION}); the balance is {balance}.",
+            hint="Top up, or send fewer or shorter texts.",
+            extra={"needed": needed, "balance": balance},
+        )
+    results: list[tuple[Document, bool]] = []
+    created: list[str] = []
+    by_hash: dict[str, Document] = {}
+    with transaction.atomic():
+        for item, p in zip(texts, prepared, strict=True):
+            if p.existing is None and p.sha256 in by_hash:
+                results.append((by_hash[p.sha256], False))  # the same text twice in one batch: one document
+                continue
+            document, was_created = document_create(
+                actor=actor,
+                prepared=p,
+                charge=document_charge_direct(actor=actor, key=item.idempotency_key),
+                source_type=source_type,
+                published=item.published,
+                queue=False,
+            )
+            by_hash[p.sha256] = document
+            results.append((document, was_created))
+            if was_created:
+                created.append(str(document.id))
+        for start in range(0, len(created), group):
+            ids = created[start : start + group]
+            transaction.on_commit(lambda ids=ids: _batch_start(ids))  # type: ignore[misc]
+    logger.info("batch of %d texts: %d documents created in graph %s", len(texts), len(created), graph.id)
+    return results
+
+
+def _batch_start(document_ids: list[str]) -> None:
+    from exograph.celery import app as celery_app
+
+    try:
+        celery_app.signature(BATCH_TASK, args=(document_ids,), queue=Queue.INGEST.value).delay()
+    except Exception:  # the broker is down: say so on each document and give the credits back
+        logger.exception("could not queue a batch of %d documents", len(document_ids))
+        for document in Document.objects.select_related("graph", "owner").filter(pk__in=document_ids):
+            _fail(document, stage=DocumentStage.QUEUED, reason="The ingest queue is unavailable. Retry the document.")
+
+
+def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool = True) -> int:
+    """Run the pipeline for a group of documents: parse each, embed the group's chunks in one call, run
+    each embed stage (extraction), embed the group's entity texts in one call, run each index stage.
+    Returns how many of the group are processed. A TransientError is raised while attempts remain (the task
+    retries the group and each document resumes at its stage); otherwise the stages record failures."""
+    ids = list(dict.fromkeys(str(i) for i in document_ids))
+    at = _resume_points(ids)
+    to_embed = [i for i in ids if at.get(i) == 1]
+    for i in ids:
+        if at.get(i) == 0 and document_stage_parse(document_id=i, last_attempt=last_attempt):
+            to_embed.append(i)
+    _chunks_embed(document_ids=to_embed, last_attempt=last_attempt)
+    to_index = [i for i in ids if at.get(i) == 2]
+    to_index += [i for i in to_embed if document_stage_embed(document_id=i, last_attempt=last_attempt)]
+    _entities_embed(document_ids=to_index, last_attempt=last_attempt)
+    for i in to_index:
+        document_stage_index(document_id=i, last_attempt=last_attempt)
+    return Document.objects.filter(pk__in=ids, status=DocumentStatus.PROCESSED).count()
+
+
+def _resume_points(ids: list[str]) -> dict[str, int]:
+    """Where each unfinished document resumes: 0 parse, 1 embed, 2 index (absent: nothing to do)."""
+    points: dict[str, int] = {}
+    for pk, status, stage in Document.objects.filter(pk__in=ids, deleted_at__isnull=True).values_list(
+        "pk", "status", "stage"
+    ):
+        if status == DocumentStatus.PENDING or (
+            status == DocumentStatus.PROCESSING
+            and stage in (DocumentStage.QUEUED, DocumentStage.PARSE, DocumentStage.CHUNK)
+        ):
+            points[str(pk)] = 0
+        elif status == DocumentStatus.PROCESSING:
+            points[str(pk)] = 1 if stage == DocumentStage.EMBED else 2
+    return points
+
+
+def _chunks_embed(*, document_ids: list[str], last_attempt: bool) -> None:
+    """Embed the chunks of the group that have no vector yet, in one embedder call. On failure nothing is
+    written: each embed stage then tries its own chunks and records the failure on its document."""
+    from exograph.graphs.embeddings import get_embedder
+
+    rows = list(
+        DocumentChunk.objects.filter(document_id__in=document_ids, embedding__isnull=True).order_by(
+            "document_id", "ordinal"
+        )
+    )
+    if not rows:
+        return
+    try:
+        vectors = get_embedder().embed([row.text for row in rows])
+    except TransientError:
+        if not last_attempt:
+            raise
+        return
+    except ExoGraphError:
+        return
+    for row, vector in zip(rows, vectors, strict=True):
+        row.embedding = vector
+    DocumentChunk.objects.bulk_update(rows, ["embedding"], batch_size=500)
+
+
+def _entities_embed(*, document_ids: list[str], last_attempt: bool) -> None:
+    """Embed the entity texts the group's graph writes will need, in one call per graph, into the cache
+    graph_document_write reads. On failure nothing is lost: each write embeds what it misses."""
+    from exograph.documents.extraction import extraction_from_json
+    from exograph.documents.models import DocumentBlob
+    from exograph.graphs.services import entity_vectors_prepare
+
+    wanted: dict[str, tuple[Graph, list[tuple[str, str]]]] = {}
+    saved = dict(
+        DocumentBlob.objects.filter(document_id__in=document_ids, extraction__isnull=False).values_list(
+            "document_id", "extraction"
+        )
+    )
+    for document in Document.objects.select_related("graph").filter(pk__in=document_ids):
+        data = saved.get(document.pk)
+        if not data:
+            continue
+        extraction = extraction_from_json(data)
+        _title_entity_add(extraction, title=document.title, chunk_ids=[])
+        names = wanted.setdefault(str(document.graph_id), (document.graph, []))[1]
+        names.extend((e.name, e.description) for e in extraction.entities)
+        names.extend((m.name, "") for m in extraction.mentions)
+        names.extend(pair for r in extraction.relations for pair in ((r.source, ""), (r.target, "")))
+    for graph, names in wanted.values():
+        try:
+            entity_vectors_prepare(graph=graph, names=names)
+        except TransientError:
+            if not last_attempt:
+                raise
+        except ExoGraphError:
+            pass

@@ -1,0 +1,122 @@
+"""Batch text ingest (document_texts_ingest): many texts, one document each, the same stages, charges and dedup."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.services import credit_balance, credits_grant_admin
+from exograph.core.errors import InsufficientCredits, ValidationError
+from exograph.core.scope import Scope
+from exograph.documents.models import Document, DocumentChunk, DocumentStatus
+from exograph.documents.services import (
+    TextIn,
+    document_text_ingest,
+    document_texts_ingest,
+    documents_batch_process,
+)
+from exograph.graphs import retrieval, store
+from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.services import graph_default_for_user
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = [
+    ("Acme Robotics", "Acme Robotics acquired Beta Motors in 2019 for its electric drive team."),
+    ("Beta Motors", "Beta Motors builds the Comet scooter in Lyon."),
+    ("Lyon", "Lyon is a city in France on the Rhone."),
+]
+
+
+@pytest.fixture(autouse=True)
+def _drop_graph_stores():
+    yield
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        store.store_drop(f"exo:{graph_id}")
+
+
+@pytest.fixture
+def graph(alice):
+    credits_grant_admin(account=alice, amount=1000, actor=None, note="tests")
+    return graph_default_for_user(actor=alice, scope=Scope.PRIVATE, kind=GraphKind.DOCUMENT)
+
+
+def _items(pairs, prefix="k"):
+    return [TextIn(title=t, text=x, idempotency_key=f"{prefix}-{n}") for n, (t, x) in enumerate(pairs)]
+
+
+def test_a_batch_makes_one_processed_document_per_text_charged_each_and_searchable(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(TEXTS), group=2)
+    queued = [c for c in callbacks if "document_texts_ingest" in c.__qualname__]
+    assert len(queued) == 2  # one pipeline task per group of 2 documents
+    assert [created for _, created in results] == [True, True, True]
+    documents = [Document.objects.get(pk=d.pk) for d, _ in results]
+    assert all(d.status == DocumentStatus.PROCESSED and d.progress == 100 for d in documents), [
+        (d.status, d.failure_reason) for d in documents
+    ]
+    assert [d.title for d in documents] == [t for t, _ in TEXTS]
+    assert all(d.credits_charged == 6 for d in documents)
+    assert credit_balance(account=alice) == 1000 - 18
+    assert not DocumentChunk.objects.exists()  # stage data is dropped once written, as for one upload
+    result = retrieval.retrieve(actor=alice, graphs=[graph], question="Who builds the Comet scooter?", mode="graph")
+    passages = [i for i in result.items if i.kind == "passage"]
+    assert passages and passages[0].text.startswith("Beta Motors builds the Comet")
+    # Titles are entities: the Acme passage names Beta Motors, whose passage is the title entity's.
+    assert store.store_entity_key_hits(graph.store_name, keys=["beta motors"], limit=5)
+
+
+def test_duplicates_in_the_batch_and_in_the_graph_are_one_document_and_free(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        first, _ = document_text_ingest(
+            actor=alice, graph=graph, title="Lyon", text=TEXTS[2][1], idempotency_key="one", markdown=False
+        )
+    pairs = [TEXTS[0], TEXTS[0], TEXTS[2]]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(pairs))
+    assert [created for _, created in results] == [True, False, False]
+    assert results[0][0].pk == results[1][0].pk and results[2][0].pk == first.pk
+    assert Document.objects.count() == 2
+    assert credit_balance(account=alice) == 1000 - 12
+
+
+@pytest.mark.parametrize(
+    "bad,code",
+    [("", "empty_text"), ("   \n", "empty_text"), ("\x00\x01\x02binary" * 50, "binary_text_file")],
+    ids=["empty", "whitespace", "binary"],
+)
+def test_one_bad_text_refuses_the_whole_batch_naming_it_and_writes_nothing(alice, graph, bad, code):
+    pairs = [TEXTS[0], ("Bad", bad)]
+    with pytest.raises(ValidationError) as caught:
+        document_texts_ingest(actor=alice, graph=graph, texts=_items(pairs))
+    assert caught.value.code == code and caught.value.message.startswith("Text 1:")
+    assert not Document.objects.exists() and credit_balance(account=alice) == 1000
+
+
+def test_too_few_credits_for_the_batch_is_a_402_before_anything_is_written(alice, graph):
+    credits_grant_admin(account=alice, amount=-990, actor=None, note="tests")
+    with pytest.raises(InsufficientCredits) as caught:
+        document_texts_ingest(actor=alice, graph=graph, texts=_items(TEXTS))
+    assert caught.value.extra == {"needed": 18, "balance": 10}
+    assert not Document.objects.exists() and credit_balance(account=alice) == 10
+
+
+def test_a_retried_group_resumes_each_document_where_it_stopped(alice, graph, django_capture_on_commit_callbacks):
+    results = document_texts_ingest(actor=alice, graph=graph, texts=_items(TEXTS))  # on_commit not run: queued only
+    ids = [str(d.pk) for d, _ in results]
+    assert documents_batch_process(document_ids=ids) == 3
+    assert documents_batch_process(document_ids=ids) == 3  # a redelivered task changes nothing
+    assert Document.objects.filter(status=DocumentStatus.PROCESSED).count() == 3
+    assert credit_balance(account=alice) == 1000 - 18
+
+
+def test_charlie_cannot_batch_into_alices_graph(alice, charlie, graph):
+    from exograph.core.errors import NotFound, PermissionDenied
+
+    credits_grant_admin(account=charlie, amount=1000, actor=None, note="tests")
+    with pytest.raises((NotFound, PermissionDenied)):
+        document_texts_ingest(actor=charlie, graph=graph, texts=_items(TEXTS))
+    assert not Document.objects.exists() and credit_balance(account=charlie) == 1000
