@@ -99,3 +99,26 @@ def test_a_stream_that_fails_midway_is_refunded_and_keeps_no_half_answer(alice, 
     response = alice_client.post(MESSAGES, QUESTION, format="json")
     assert response.status_code == 503 and "openai" in response.json()["error"]["message"]
     _nothing_kept(alice, before)
+
+
+def test_an_anthropic_stream_that_fails_midway_is_transient_503_and_refunded(  # type: ignore[no-untyped-def]
+    alice, alice_client, alice_graph, anthropic_chat
+):
+    before = credit_balance(account=alice)
+    start = {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": "fast-model", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1},
+    }  # fmt: skip
+    events = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Quantum "}}),
+        ("error", anthropic_error(529, "Overloaded")),
+    ]  # fmt: skip
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+    anthropic_chat.fail_next(200, body, times=2, headers={"content-type": "text/event-stream"})
+    response = alice_client.post(MESSAGES, QUESTION, format="json")
+    assert response.status_code == 503, response.json()
+    error = response.json()["error"]
+    assert error["message"] == "The anthropic provider failed while answering." and error["code"] == "llm_unavailable"
+    _nothing_kept(alice, before)

@@ -162,6 +162,8 @@ def _anthropic_generate(
     except anthropic.APITimeoutError as exc:
         raise _timeout("anthropic") from exc
     except anthropic.APIStatusError as exc:
+        if exc.status_code < 400:  # an `error` event inside a 200 stream (e.g. overloaded_error midway)
+            raise _broken_stream("anthropic") from exc
         raise _status_error("anthropic", exc.status_code) from exc
     except anthropic.APIError as exc:
         raise _unreachable("anthropic", exc) from exc
