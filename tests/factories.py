@@ -19,3 +19,10 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):  # type: ignore[no-untyped-def]  # noqa: N805
         if create:
             obj.save()
+
+
+def search_entities(**kwargs):  # type: ignore[no-untyped-def]
+    """The hits of graphs.retrieval.entity_search (the read alone: no contributor is paid)."""
+    from exograph.graphs.retrieval import entity_search
+
+    return entity_search(**kwargs)["hits"]

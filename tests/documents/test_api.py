@@ -14,7 +14,6 @@ from exograph.documents.models import Document, DocumentBlob, DocumentChunk, Doc
 from exograph.documents.services import document_stage_embed, document_stage_index, document_stage_parse
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from exograph.graphs.selectors import search_entities
 from tests.documents.conftest import (
     billion_laughs_docx,
     docx_declaring_pages,
@@ -23,6 +22,7 @@ from tests.documents.conftest import (
     many_pages_pdf,
     zip_bomb_docx,
 )
+from tests.factories import search_entities
 
 pytestmark = pytest.mark.django_db
 

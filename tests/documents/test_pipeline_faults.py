@@ -20,9 +20,9 @@ from exograph.documents.services import document_stage_embed, document_stage_par
 from exograph.documents.tasks import MAX_RETRIES, document_parse_task
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from exograph.graphs.selectors import search_entities
 from exograph.graphs.services import graph_delete
 from tests.documents.conftest import fixture_bytes
+from tests.factories import search_entities
 from tests.fakes.http import Reply
 from tests.fakes.openai_chat import fake_openai_server
 

@@ -17,15 +17,10 @@ from exograph.documents.services import (
 )
 from exograph.graphs import store
 from exograph.graphs.models import Graph, GraphKind
-from exograph.graphs.retrieval import entity_search
 from exograph.graphs.services import graph_default_for_user
+from tests.factories import search_entities
 
 pytestmark = pytest.mark.django_db
-
-
-def search_entities(**kwargs):  # type: ignore[no-untyped-def]
-    """The hits of graphs.retrieval.entity_search (the read alone: no contributor is paid)."""
-    return entity_search(**kwargs)["hits"]
 
 
 URL = "/api/v1/documents/"

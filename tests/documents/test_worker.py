@@ -19,8 +19,8 @@ from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from exograph.graphs.selectors import search_entities
 from tests.documents.conftest import fixture_bytes
+from tests.factories import search_entities
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -12,16 +12,11 @@ from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 from exograph.core.scope import Scope
 from exograph.graphs.models import Graph
-from exograph.graphs.retrieval import entity_search
 from exograph.graphs.selectors import graph_get_for_user, graph_list_for_user, world_entity_read
 from exograph.graphs.services import graph_create
+from tests.factories import search_entities
 
 pytestmark = pytest.mark.django_db
-
-
-def search_entities(**kwargs):  # type: ignore[no-untyped-def]
-    """The hits of graphs.retrieval.entity_search (the read alone: no contributor is paid)."""
-    return entity_search(**kwargs)["hits"]
 
 
 PUBLIC_TEXTS = ["Quantum computing uses qubits.", "A qubit holds quantum information."]

@@ -24,14 +24,10 @@ from exograph.graphs.services import (
     world_entity_lookup,
 )
 from exograph.graphs.types import entity_id_for
+from tests.factories import search_entities
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 pytestmark = pytest.mark.django_db
-
-
-def search_entities(**kwargs):  # type: ignore[no-untyped-def]
-    """The hits of graphs.retrieval.entity_search (the read alone: no contributor is paid)."""
-    return entity_search(**kwargs)["hits"]
 
 
 def test_create_makes_store_with_indexes_and_records_embedder(alice) -> None:  # type: ignore[no-untyped-def]

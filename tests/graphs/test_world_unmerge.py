@@ -17,7 +17,6 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import Graph
-from exograph.graphs.retrieval import entity_search
 from exograph.graphs.services import (
     graph_create,
     graph_delete,
@@ -29,14 +28,10 @@ from exograph.graphs.services import (
 )
 from exograph.graphs.tasks import graph_vectors_compact_task
 from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn, entity_id_for
+from tests.factories import search_entities
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 pytestmark = pytest.mark.django_db
-
-
-def search_entities(**kwargs):  # type: ignore[no-untyped-def]
-    """The hits of graphs.retrieval.entity_search (the read alone: no contributor is paid)."""
-    return entity_search(**kwargs)["hits"]
 
 
 ALICE_NAME = "Quantum Computing"

@@ -12,9 +12,9 @@ from billing.services import credit_balance
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.models import GraphKind
-from exograph.graphs.selectors import search_entities
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.services import research_session_create
+from tests.factories import search_entities
 from tests.fakes.llm_chat import FakeOpenAIChatServer
 from tests.research.conftest import QUANTUM
 

@@ -22,8 +22,8 @@ from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
 from billing.services import credit_balance
 from exograph.celery import app as celery_app
 from exograph.core.scope import Scope
-from exograph.graphs.selectors import search_entities
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
+from tests.factories import search_entities
 from tests.fakes.llm_chat import FakeOpenAIChatServer
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
