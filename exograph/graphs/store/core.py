@@ -31,6 +31,7 @@ import math
 import re
 import struct
 import threading
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from falkordb import Graph as FalkorGraph
 
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client
+from exograph.graphs.store import cjk
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -134,13 +136,32 @@ chunk_vector_key = vector_key
 
 
 def fulltext_query(text: str, *, max_terms: int = 16) -> str:
-    """User text as a safe RediSearch query: word tokens OR-ed; no operators survive."""
+    """User text as a safe RediSearch query: word tokens OR-ed; no operators survive.
+
+    A CJK run also becomes the phrase of its bigrams (an exact match of the run in `terms`) and
+    the bigrams themselves (partial matches, ranked lower); see store/cjk.py."""
     tokens: list[str] = []
+
+    def add(term: str) -> None:
+        if term and term not in tokens and len(tokens) < max_terms:
+            tokens.append(term)
+
     for token in re.findall(r"[^\W_]+", text.casefold()):
-        if len(token) >= 2 and token not in tokens:
-            tokens.append(token[:64])
         if len(tokens) >= max_terms:
             break
+        runs = cjk.cjk_runs(token)
+        if len(token) >= 2 or runs:
+            add(token[:64])  # as before: a chunk written without `terms` still matches by `text`
+        for run in runs:
+            grams = cjk.bigrams(run[:32])
+            if len(grams) > 1:
+                add('"' + " ".join(grams) + '"')
+            for gram in grams:
+                add(gram)
+        if runs:
+            for rest in cjk.CJK_RUN.split(unicodedata.normalize("NFKC", token)):
+                if len(rest) >= 2:
+                    add(rest[:64])
     return "|".join(tokens)
 
 
@@ -220,6 +241,9 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
         "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
         "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
+        # CJK bigrams (store/cjk.py): added on their own so an existing index gains the field.
+        "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.terms)",
+        "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.terms)",
         vector_index_create("ChunkVector", dimension),
         vector_index_create("EntityVector", dimension),
     ]
