@@ -108,6 +108,7 @@ def test_an_existing_store_gains_the_terms_field_and_its_old_chunks_still_match_
             "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
             "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
             f"CREATE (:Chunk {{id: 'old', text: '{ENGLISH} 宇宙塵'}})",
+            "CREATE (:Entity {id: 'e_old', name: 'Cosmic dust', description: '宇宙空間の微粒子'})",
         ):
             store.query(name, statement)
         store._ensured.clear()
@@ -120,6 +121,11 @@ def test_an_existing_store_gains_the_terms_field_and_its_old_chunks_still_match_
         assert {"text", "terms"} <= fields["Chunk"] and {"name", "description", "terms"} <= fields["Entity"]
         assert _chunk_ids(name, "knowledge graph") == ["old"]
         assert _chunk_ids(name, "宇宙塵") == ["old"]  # the whole token, as before, by `text`
+        assert _chunk_ids(name, "宙塵") == ["old"]  # and by the bigrams the upgrade gave it
+        assert store.ro_query(name, "MATCH (c:Chunk {id: 'old'}) RETURN c.terms") == [["宇宙 宙塵"]]
+        entities = store.store_search_text_lists(name, text_query=store.fulltext_query("微粒子"), k=5, chunks=False)
+        assert [hit[0] for hit in entities["entity_text"]] == ["e_old"]
+        assert store.store_terms_backfill(name) == 0  # nothing left without terms
         store._ensured.clear()
         store.store_ensure(name, dimension=3)  # idempotent
     finally:

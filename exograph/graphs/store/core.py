@@ -227,6 +227,13 @@ def vector_index_create(node_label: str, dimension: int) -> str:
     )
 
 
+# CJK bigrams (store/cjk.py), each field created on its own so an existing full-text index gains it.
+TERMS_INDEXES = (
+    "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.terms)",
+    "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.terms)",
+)
+
+
 def store_ensure(store_name: str, *, dimension: int) -> None:
     """Create the store's indexes if missing (idempotent; cached per process)."""
     key = (settings.FALKORDB_URL, store_name, dimension)
@@ -241,18 +248,23 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
         "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
         "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
-        # CJK bigrams (store/cjk.py): added on their own so an existing index gains the field.
-        "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.terms)",
-        "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.terms)",
+        *TERMS_INDEXES,
         vector_index_create("ChunkVector", dimension),
         vector_index_create("EntityVector", dimension),
     ]
+    terms_added = False
     for statement in statements:
         try:
             query(store_name, statement)
         except redis.ResponseError as exc:
             if "already indexed" not in str(exc):
                 raise
+        else:
+            terms_added = terms_added or statement in TERMS_INDEXES
+    if terms_added:  # a store made before `terms` (or a new one): its nodes get their bigrams
+        from exograph.graphs.store.writes import store_terms_backfill  # writes imports this module
+
+        store_terms_backfill(store_name)
     with _ensured_lock:
         _ensured.add(key)
 
