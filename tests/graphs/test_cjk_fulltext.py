@@ -4,8 +4,10 @@ character-bigram copy (`terms`) and the query builder asks for the same bigrams.
 from __future__ import annotations
 
 import base64
+import io
 
 import pytest
+from django.core.management import call_command
 
 from billing.services import credits_grant_admin
 from exograph.core.scope import Scope
@@ -150,3 +152,19 @@ def test_the_japanese_pdf_is_found_by_a_japanese_term(  # type: ignore[no-untype
     assert {chunk_id for chunk_id, _ in hits} == {chunk_id for chunk_id, text in texts.items() if "宇宙塵" in text}
     result = retrieve(actor=alice, graphs=[document.graph], question="宇宙塵", mode="passages", top_k=3)
     assert result.items and "宇宙塵" in result.items[0].text
+
+
+def test_the_start_up_command_upgrades_the_stores_of_existing_graphs(alice) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Before terms", scope=Scope.PRIVATE)
+    name = graph.store_name
+    store.store_drop(name)  # remake it as a store written before `terms` existed
+    for statement in (
+        "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
+        "CREATE (:Chunk {id: 'old', text: '空気をのんで'})",
+    ):
+        store.query(name, statement)
+    assert _chunk_ids(name, "空気") == []
+    out = io.StringIO()
+    call_command("graph_stores_ensure", stdout=out)
+    assert "not ensured: 0" in out.getvalue()
+    assert _chunk_ids(name, "空気") == ["old"]
