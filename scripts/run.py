@@ -130,6 +130,7 @@ def main() -> int:
     try:
         store_service.start()
         manage("migrate", "--noinput", "-v", "0")
+        manage("graph_stores_ensure", "-v", "0")  # index changes reach existing graphs (CJK terms)
         email, key = demo_account()
         supervisor.start_all()
         time.sleep(1.5)

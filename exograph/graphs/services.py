@@ -19,7 +19,14 @@ from redis.exceptions import LockError
 from billing.models import UsageSource
 from billing.services import earnings_record
 from exograph.accounts.models import User
-from exograph.core.errors import Conflict, PermissionDenied, ServiceUnavailable, TransientError, ValidationError
+from exograph.core.errors import (
+    Conflict,
+    ExoGraphError,
+    PermissionDenied,
+    ServiceUnavailable,
+    TransientError,
+    ValidationError,
+)
 from exograph.core.falkor import falkordb_client
 from exograph.core.scope import Scope
 from exograph.graphs import store
@@ -78,6 +85,22 @@ def graph_store_ensure(*, graph: Graph) -> None:
                 embedding_model=embedder.name, embedding_dim=embedder.dimension
             )
     store.store_ensure(graph.store_name, dimension=int(graph.embedding_dim or embedder.dimension))
+
+
+def graph_stores_ensure_all() -> tuple[int, list[str]]:
+    """Bring every graph's store up to the current indexes (e.g. the CJK `terms` field and its
+    backfill, store/cjk.py); run at start-up. Returns (graphs ensured, ids of those that failed:
+    a store with another embedder or an unreachable one is reported, never fatal)."""
+    done, failed = 0, []
+    for graph in Graph.objects.order_by("created"):
+        try:
+            graph_store_ensure(graph=graph)
+        except (ExoGraphError, redis.RedisError) as exc:
+            logger.warning("graph %s store not ensured: %s", graph.id, type(exc).__name__)
+            failed.append(graph.id)
+        else:
+            done += 1
+    return done, failed
 
 
 def world_graph() -> Graph:

@@ -51,10 +51,15 @@ def test_label_allowlist() -> None:
         store.label("Entity) DETACH DELETE (n")
 
 
-@pytest.mark.parametrize("text", ["') RETURN 1 //", "`x`", "$param", "@name:{foo}", "~x %y% -z", "*", "a|b"])
+@pytest.mark.parametrize(
+    "text", ["') RETURN 1 //", "`x`", "$param", "@name:{foo}", "~x %y% -z", "*", "a|b", '宇宙")|@t:{塵*}', "한국(어)"]
+)
 def test_fulltext_query_never_carries_operators(text: str) -> None:
     query = store.fulltext_query(text)
-    assert all(part.isalnum() for part in query.split("|") if part)
+    for part in filter(None, query.split("|")):
+        # a word, or the quoted phrase of a CJK run's bigrams
+        words = part[1:-1].split(" ") if part.startswith('"') and part.endswith('"') else [part]
+        assert all(word.isalnum() for word in words), query
 
 
 def test_normalisation_folds_case_accents_and_space() -> None:

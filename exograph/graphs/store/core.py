@@ -31,6 +31,7 @@ import math
 import re
 import struct
 import threading
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from falkordb import Graph as FalkorGraph
 
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client
+from exograph.graphs.store import cjk
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -146,10 +148,33 @@ STOPWORDS = frozenset(
 
 def fulltext_query(text: str, *, max_terms: int = 16) -> str:
     """User text as a safe RediSearch query: word tokens OR-ed, function words dropped (unless that leaves
-    nothing); no operators survive."""
-    words = [t[:64] for t in dict.fromkeys(re.findall(r"[^\W_]+", text.casefold())) if len(t) >= 2]
-    tokens = [t for t in words if t not in STOPWORDS] or words
-    return "|".join(tokens[:max_terms])
+    nothing); no operators survive.
+
+    A CJK run also becomes the phrase of its bigrams (an exact match of the run in `terms`) and
+    the bigrams themselves (partial matches, ranked lower); see store/cjk.py."""
+    words = [t for t in dict.fromkeys(re.findall(r"[^\W_]+", text.casefold())) if len(t) >= 2 or cjk.cjk_runs(t)]
+    tokens: list[str] = []
+
+    def add(term: str) -> None:
+        if term and term not in tokens and len(tokens) < max_terms:
+            tokens.append(term)
+
+    for token in [t for t in words if t not in STOPWORDS] or words:
+        if len(tokens) >= max_terms:
+            break
+        add(token[:64])  # as before: a chunk written without `terms` still matches by `text`
+        runs = cjk.cjk_runs(token)
+        for run in runs:
+            grams = cjk.bigrams(run[:32])
+            if len(grams) > 1:
+                add('"' + " ".join(grams) + '"')
+            for gram in grams:
+                add(gram)
+        if runs:
+            for rest in cjk.CJK_RUN.split(unicodedata.normalize("NFKC", token)):
+                if len(rest) >= 2:
+                    add(rest[:64])
+    return "|".join(tokens)
 
 
 # --- connection and queries --------------------------------------------------------------------
@@ -214,6 +239,13 @@ def vector_index_create(node_label: str, dimension: int) -> str:
     )
 
 
+# CJK bigrams (store/cjk.py), each field created on its own so an existing full-text index gains it.
+TERMS_INDEXES = (
+    "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.terms)",
+    "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.terms)",
+)
+
+
 def store_ensure(store_name: str, *, dimension: int) -> None:
     """Create the store's indexes if missing (idempotent; cached per process)."""
     key = (settings.FALKORDB_URL, store_name, dimension)
@@ -228,15 +260,23 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
         "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
         "CREATE FULLTEXT INDEX FOR (c:Chunk) ON (c.text)",
+        *TERMS_INDEXES,
         vector_index_create("ChunkVector", dimension),
         vector_index_create("EntityVector", dimension),
     ]
+    terms_added = False
     for statement in statements:
         try:
             query(store_name, statement)
         except redis.ResponseError as exc:
             if "already indexed" not in str(exc):
                 raise
+        else:
+            terms_added = terms_added or statement in TERMS_INDEXES
+    if terms_added:  # a store made before `terms` (or a new one): its nodes get their bigrams
+        from exograph.graphs.store.writes import store_terms_backfill  # writes imports this module
+
+        store_terms_backfill(store_name)
     with _ensured_lock:
         _ensured.add(key)
 

@@ -11,6 +11,7 @@ import redis
 
 from exograph.core.errors import ServiceUnavailable
 from exograph.core.falkor import falkordb_client
+from exograph.graphs.store.cjk import cjk_terms
 from exograph.graphs.store.core import (
     MAX_RELATION_CHUNK_IDS,
     STORE_DOWN,
@@ -57,6 +58,48 @@ _ENTITY_SET = (
     "e.aliases = [a IN reduce(acc = [], l IN aliases | acc + [x IN l WHERE NOT x IN acc]) WHERE a <> names[0]], "
     "e.alias_keys = reduce(acc = [], l IN akeys | acc + [x IN l WHERE NOT x IN acc]) "
 )
+
+
+def _entity_terms_refresh(store_name: str, entity_ids: Sequence[str]) -> None:
+    """Set `terms` (CJK bigrams of name and description, store/cjk.py) on the entities whose served
+    text the last query recomputed; only changed values are written."""
+    rows = ro_query(
+        store_name,
+        "UNWIND $eids AS eid MATCH (e:Entity {id: eid}) RETURN e.id, e.name, e.description, e.terms",
+        {"eids": list(entity_ids)},
+    )
+    changed = [
+        {"id": eid, "terms": terms}
+        for eid, name, description, old in rows
+        if (terms := cjk_terms(name or "", description or "")) != (old or "")
+    ]
+    if changed:
+        query(store_name, "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.terms = r.terms", {"rows": changed})
+
+
+def store_terms_backfill(store_name: str, *, batch: int = 500) -> int:
+    """Give the Chunk and Entity nodes written before `terms` existed their CJK bigrams (store/cjk.py);
+    returns how many nodes got them. A node a concurrent write gave `terms` is left alone."""
+    done = 0
+    for node, fields in (("Chunk", "n.text, ''"), ("Entity", "n.name, n.description")):
+        after = ""
+        while True:
+            rows = ro_query(
+                store_name,
+                f"MATCH (n:{label(node)}) WHERE n.id > $after AND n.terms IS NULL "
+                f"RETURN n.id, {fields} ORDER BY n.id LIMIT $batch",
+                {"after": after, "batch": batch},
+            )
+            if not rows:
+                break
+            query(
+                store_name,
+                f"UNWIND $rows AS r MATCH (n:{label(node)} {{id: r.id}}) WHERE n.terms IS NULL SET n.terms = r.terms",
+                {"rows": [{"id": nid, "terms": cjk_terms(a or "", b or "")} for nid, a, b in rows]},
+            )
+            done += len(rows)
+            after = rows[-1][0]
+    return done
 
 
 def _count(rows: list[list[Any]]) -> int:
@@ -109,10 +152,11 @@ def store_document_write(
             store_name,
             "MATCH (d:Document {id: $doc}) UNWIND $rows AS r "
             "MERGE (c:Chunk {id: r.id}) "
-            "SET c.document_id = $doc, c.text = r.text, c.page = r.page, c.ordinal = r.ordinal, c.vkey = r.vkey "
+            "SET c.document_id = $doc, c.text = r.text, c.terms = r.terms, c.page = r.page, c.ordinal = r.ordinal, "
+            "c.vkey = r.vkey "
             "MERGE (d)-[:HAS_CHUNK]->(c) "
             "MERGE (v:ChunkVector {key: r.vkey}) ON CREATE SET v.chunk_id = r.id, v.embedding = vecf32(r.embedding)",
-            {**base, "rows": list(batch)},
+            {**base, "rows": [{**row, "terms": cjk_terms(row["text"])} for row in batch]},
         )
     for batch in _batches(entities):
         rows = query(
@@ -132,6 +176,7 @@ def store_document_write(
             {**base, "rows": list(batch)},
         )
         delta["entities"] += _count(rows)
+        _entity_terms_refresh(store_name, [r["id"] for r in batch])
     for batch in _batches(mentions):
         query(
             store_name,
@@ -215,6 +260,7 @@ def store_document_remove(store_name: str, *, document_id: str) -> GraphCounts |
             + _ENTITY_SET,
             {"doc": document_id, "eids": list(batch)},
         )
+        _entity_terms_refresh(store_name, list(batch))
         deleted = query(
             store_name,
             "UNWIND $eids AS eid MATCH (e:Entity {id: eid}) WHERE size(e.document_ids) = 0 "
