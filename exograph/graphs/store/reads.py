@@ -10,6 +10,7 @@ from typing import Any
 
 import redis
 
+from exograph.graphs.store import cjk
 from exograph.graphs.store.core import ro_query
 
 logger = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[t
         {"ids": candidates[: TEXT_CANDIDATES * 2]},
     )
     idf = {_stem(t): math.log(1.0 + (n_chunks - df + 0.5) / (df + 0.5)) for t, (df, _) in postings.items() if df > 0}
-    docs = [(r[0], [_stem(w) for w in _WORD.findall((r[1] or "").casefold())]) for r in texts]
+    docs = [(r[0], _bm25_words(r[1] or "")) for r in texts]
     average = sum(len(words) for _, words in docs) / max(1, len(docs)) or 1.0
     scored: list[tuple[str, float]] = []
     for chunk_id, words in docs:
@@ -281,6 +282,18 @@ def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[t
 
 
 _WORD = re.compile(r"[^\W_]+")
+
+
+def _bm25_words(text: str) -> list[str]:
+    """The text's stemmed words, plus the bigrams of its CJK runs (a query's CJK terms are bigrams: see
+    store/cjk.py, since CJK has no spaces to split words by)."""
+    words: list[str] = []
+    for word in _WORD.findall(text.casefold()):
+        words.append(_stem(word))
+        if cjk.has_cjk(word):
+            for run in cjk.cjk_runs(word):
+                words.extend(cjk.bigrams(run))
+    return words
 
 
 def store_chunk_vector_hits(
