@@ -15,6 +15,7 @@ from billing.metering import Meter
 from exograph.chat.models import ChatMessage, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user, chat_session_list_for_user
 from exograph.chat.services import (
+    chat_generation_lease,
     chat_message_prepare,
     chat_message_send,
     chat_session_create,
@@ -287,7 +288,11 @@ class ChatMessageCreateApi(APIView):
             return meter.quote_response(action=plan.action)
 
         def perform(meter: Meter) -> tuple[dict[str, Any], int]:
-            meter.charge(action=plan.action, reference="chat message")
-            return chat_message_send(actor=meter.account, plan=plan, credits_charged=meter.credits_charged), 201
+            with chat_generation_lease(account=meter.account, charge_key=meter.charge_key) as lease:
+                meter.charge(action=plan.action, reference="chat message")
+                answer = chat_message_send(
+                    actor=meter.account, plan=plan, credits_charged=meter.credits_charged, lease=lease
+                )
+            return answer, 201
 
         return meter.run(perform)  # type: ignore[return-value]

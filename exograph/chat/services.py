@@ -2,13 +2,17 @@
 
 Metering is the interface's (billing.metering.Meter): it charges before `chat_message_send` runs and
 refunds when it raises. `chat_message_prepare` validates everything first, so bad input costs nothing.
+A process that dies between the charge and the stored answer cannot refund: the charge and the generation
+run under a `chat.generation` lease (`chat_generation_lease`, exograph/core/leases.py) that the stored
+answer deletes in its own transaction; a lease left behind expires and the periodic sweep refunds the charge.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from billing.services import credit_balance, earnings_record
+from billing.services import credit_balance, credits_refund, earnings_record
 from exograph.accounts.models import User
 from exograph.chat.citations import citations_check
 from exograph.chat.events import ChatStream
@@ -24,9 +28,11 @@ from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
 from exograph.chat.tokens import token_count
-from exograph.core.errors import ExoGraphError, ValidationError
+from exograph.core.errors import ExoGraphError, NotFound, ValidationError
+from exograph.core.leases import HeldLease, LeaseKind, lease_hold, lease_kind_register, lease_release
 from exograph.core.llm.extractive import extractive_answer
 from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
+from exograph.core.models import Lease
 from exograph.core.scope import Scope
 from exograph.graphs.selectors import graph_get_for_user
 
@@ -294,13 +300,19 @@ def _reserve_numbers(session: ChatSession | None, count: int) -> int:
 
 
 def chat_message_send(
-    *, actor: User, plan: ChatPlan, credits_charged: int = 0, on_token: TokenSink | None = None
+    *,
+    actor: User,
+    plan: ChatPlan,
+    credits_charged: int = 0,
+    on_token: TokenSink | None = None,
+    lease: HeldLease | None = None,
 ) -> dict[str, Any]:
     """Retrieve evidence, generate, check citations, then store the turn (a new session when plan has
     none) and record world contributors' earnings. Writes only after generation succeeds. Streams the
     turn live to actor's events socket (exograph.chat.events: status, tokens, then chat.done after
     commit, or chat.error) and to `on_token`. Raises ServiceUnavailable (graph store, web search), LLM
-    errors (provider down 503, timeout 504)."""
+    errors (provider down 503, timeout 504). `lease` (from chat_generation_lease) is released in the
+    transaction that stores the answer: answered and paid, or left for the sweep to refund."""
     # Ids are fixed up front so every live event of this turn names the session and message it becomes.
     session_id = plan.session.id if plan.session is not None else uuid.uuid4()
     message_id = uuid.uuid4()
@@ -320,6 +332,7 @@ def chat_message_send(
             message_id=message_id,
             stream=stream,
             sink=sink,
+            lease=lease,
         )
     except ExoGraphError as exc:
         stream.error(code=exc.code, message=exc.message)
@@ -338,6 +351,7 @@ def _send(
     message_id: uuid.UUID,
     stream: ChatStream,
     sink: TokenSink,
+    lease: HeldLease | None,
 ) -> dict[str, Any]:
     stream.status("retrieving")
     found = _evidence_for(actor=actor, plan=plan)
@@ -404,6 +418,8 @@ def _send(
             "usage": usage,
         }
         stream.done_on_commit({**result, "balance": credit_balance(account=actor)})
+        if lease is not None:
+            lease_release(lease)  # with the answer: the charge now has what it paid for
     logger.info(
         "chat message session=%s message=%s engine=%s model=%s evidence=%d grounded=%s",
         session.id,
@@ -414,3 +430,45 @@ def _send(
         check.grounded,
     )
     return result
+
+
+# --- interrupted generations (the chat lease) --------------------------------------------------------
+
+CHAT_LEASE = "chat.generation"
+_LEASE_STEP = "generate:"
+
+
+@contextmanager
+def chat_generation_lease(*, account: User, charge_key: str) -> Iterator[HeldLease]:
+    """Hold a lease over one message's charge and generation (take the charge inside the block, pass the
+    lease to chat_message_send). If the process dies first, the sweep refunds the charge with that key."""
+    subject_id = f"{account.pk}:{uuid.uuid4().hex}"
+    with lease_hold(kind=CHAT_LEASE, subject_id=subject_id, step=f"{_LEASE_STEP}{charge_key}") as held:
+        yield held
+
+
+def _lease_active(subject_id: str) -> bool:
+    return True  # a stored answer deletes its lease in the same transaction: any lease left is unanswered
+
+
+def _lease_refund(lease: Lease, reason: str) -> None:
+    """Refund the charge of a generation whose process died before the answer was stored (once)."""
+    account = User.objects.filter(pk=lease.subject_id.partition(":")[0]).first()
+    charge_key = lease.step.removeprefix(_LEASE_STEP)
+    if account is None or not charge_key:
+        return
+    try:
+        credits_refund(account=account, charge_key=charge_key, reason="the answer was interrupted")
+    except NotFound:
+        return  # it died before charging: nothing to give back
+    logger.warning("chat generation of account %s interrupted; charge refunded", account.pk)
+
+
+def _lease_resume(lease: Lease) -> None:
+    _lease_refund(lease, "")  # the client that asked is gone: a generation is never resumed, only refunded
+
+
+# The client waits on its request: nothing to resume, so the first expiry refunds (max_recoveries=0).
+lease_kind_register(
+    LeaseKind(name=CHAT_LEASE, active=_lease_active, resume=_lease_resume, give_up=_lease_refund, max_recoveries=0)
+)

@@ -6,6 +6,11 @@ the wait for ingest) skips stored steps and resumes at the first missing one; a 
 ``research:<session id>:step:<step key>``, so a step retried after its capture committed never captures
 again. Before each priced step the pipeline checks the hold still covers it plus the synthesis it keeps in
 reserve; when it does not, reading stops and the report is written from what was read (note says so).
+
+A run holds the session's lease (kind ``research.session``, exograph/core/leases.py) while it works: if its
+worker dies, the lease expires and the periodic sweep queues the session again (it resumes at the first
+missing step, so nothing is charged twice); after the kind's max_recoveries interruptions the sweep fails the
+session with a reason and releases the rest of its hold. A duplicate delivery finds the lease held and skips.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from django.utils import timezone
 
 from billing.models import Hold, HoldStatus
 from exograph.core.errors import Conflict, ExoGraphError, PermanentError, ServiceUnavailable, TransientError
+from exograph.core.leases import LeaseBusy, LeaseKind, lease_hold, lease_kind_register
+from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
 from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceBudgetExhausted, SourceHit
@@ -39,6 +46,7 @@ from research.services.writing import Fact, SourceDigest, research_plan, researc
 logger = logging.getLogger(__name__)
 
 DONE, WAIT, STOPPED = "done", "wait", "stopped"
+RESEARCH_LEASE = "research.session"
 EXCERPT_CHARS = 3000
 # Progress (percent) at the start of each phase.
 PERCENT = {"plan": 5, "search": 10, "read": 30, "index": 80, "synthesise": 90}
@@ -474,9 +482,23 @@ class _Run:
 
 
 def research_session_run(*, session_id: str) -> str:
-    """Run (or resume) a session's pipeline. Returns done, wait (re-run later: sources still ingesting) or
-    stopped (cancelled, finished, gone). Raises TransientError/ServiceUnavailable for the task to retry;
-    any other error fails the session (recorded, hold released)."""
+    """Run (or resume) a session's pipeline under its lease. Returns done, wait (re-run later: sources still
+    ingesting) or stopped (cancelled, finished, gone, or another live run holds it). Raises
+    TransientError/ServiceUnavailable for the task to retry; any other error fails the session (recorded,
+    hold released)."""
+    session = ResearchSession.objects.filter(pk=session_id).only("status", "step").first()
+    if session is None or session.status not in ACTIVE_STATUSES:
+        return STOPPED
+    try:
+        with lease_hold(kind=RESEARCH_LEASE, subject_id=str(session.pk), step=session.step or "plan"):
+            return _run_leased(session_id)
+    except LeaseBusy:
+        logger.info("research session %s: another live run holds it; this delivery skips", session_id)
+        return STOPPED
+
+
+def _run_leased(session_id: str) -> str:
+    # Read again now that the lease is ours: the run that held it may have finished or stored more steps.
     session = ResearchSession.objects.select_related("owner", "graph").filter(pk=session_id).first()
     if session is None or session.status not in ACTIVE_STATUSES:
         return STOPPED
@@ -507,3 +529,33 @@ def research_session_run(*, session_id: str) -> str:
         return STOPPED
     logger.info("research session %s: %s after %.1fs", session.id, outcome, time.monotonic() - started)
     return outcome
+
+
+# --- interrupted sessions (the research lease) ------------------------------------------------------
+
+
+def _lease_active(session_id: str) -> bool:
+    return ResearchSession.objects.filter(pk=session_id, status__in=ACTIVE_STATUSES).exists()
+
+
+def _lease_resume(lease: Lease) -> None:
+    """Queue the interrupted session again: it resumes at its first missing step (stored steps stay paid once)."""
+    from exograph.celery import app as celery_app
+    from exograph.core.queues import Queue
+    from research.services.sessions import RUN_TASK
+
+    celery_app.signature(RUN_TASK, args=(lease.subject_id,), queue=Queue.RESEARCH.value).delay()
+
+
+def _lease_give_up(lease: Lease, reason: str) -> None:
+    session = ResearchSession.objects.filter(pk=lease.subject_id).first()
+    if session is None:
+        return
+    research_session_fail(
+        session=session,
+        reason=f"{reason} The steps it finished stay paid; the rest of its held credits were released. "
+        "Start the research again to retry.",
+    )
+
+
+lease_kind_register(LeaseKind(name=RESEARCH_LEASE, active=_lease_active, resume=_lease_resume, give_up=_lease_give_up))

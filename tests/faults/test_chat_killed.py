@@ -1,0 +1,162 @@
+"""Chat generations under the chat.generation lease: SIGKILL the web process while a charged message waits on
+the model provider, and the sweep (celery beat + a worker) refunds the charge that has no answer. An answered
+message keeps its charge and leaves no lease; a provider failure is refunded at once, also leaving no lease.
+
+Real parts: uvicorn (as make run starts it) on this test's PostgreSQL database and the session's Redis/FalkorDB,
+prefork `celery worker` and `celery beat` subprocesses; the provider is a loopback fake of the OpenAI Chat
+Completions API (the production SDK path). The lease TTL and sweep interval are shortened (4 s / 2 s)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db.models import Sum
+
+from billing.models import CreditEntry
+from billing.services import credit_balance, credits_grant_admin
+from exograph.chat.models import ChatMessage
+from exograph.chat.services import CHAT_LEASE
+from exograph.core.leases import leases_sweep
+from exograph.core.models import Lease
+from tests.fakes.llm_chat import FakeOpenAIChatServer
+from tests.faults.conftest import database_url, wait_until
+
+pytestmark = [pytest.mark.faults]
+
+URL = "/api/v1/chat/messages/"
+PRICE = 3  # snap
+
+
+def _ledger(user) -> int:  # type: ignore[no-untyped-def]
+    return int(CreditEntry.objects.filter(account__user=user).aggregate(total=Sum("amount"))["total"] or 0)
+
+
+def _entries(user) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    rows = CreditEntry.objects.filter(account__user=user, reference__icontains="chat").order_by("id")
+    return list(rows.values_list("kind", "amount"))
+
+
+class _StuckProvider(FakeOpenAIChatServer):
+    """Holds every request until released (the web process is killed meanwhile)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.asked = threading.Event()
+
+    def handle(self, request):  # type: ignore[no-untyped-def]
+        self.asked.set()
+        self.release.wait(timeout=120)
+        return super().handle(request)
+
+
+@pytest.fixture
+def stuck_provider() -> Iterator[_StuckProvider]:
+    with _StuckProvider() as server:
+        yield server
+        server.release.set()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_web_killed_mid_generation_the_sweep_refunds_the_unanswered_charge(
+    alice, charlie, api_key_for, start_web, start_worker, stuck_provider
+):
+    credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
+    credits_grant_admin(account=charlie, amount=100, actor=None, note="tests")
+    services = {
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "FALKORDB_URL": settings.FALKORDB_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "EXOGRAPH_LEASE_TTL": "4",
+        "EXOGRAPH_LEASE_SWEEP": "2",
+    }
+    web = start_web(
+        {
+            **services,
+            "CHAT_PROVIDER": "openai",
+            "LLM_BASE_URL": stuck_provider.base_url,
+            "LLM_API_KEY": stuck_provider.api_key,
+            "CHAT_SNAP_MODEL": "fast-model",
+            "LLM_TIMEOUT_SECONDS": "100",
+            "LLM_MAX_RETRIES": "0",
+        }
+    )
+    key = api_key_for(alice)
+    outcome: list[Any] = []
+
+    def send() -> None:
+        try:
+            response = httpx.post(
+                f"{web.base}{URL}",
+                json={"message": "Who designed the Analytical Engine?", "model": "snap"},
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=60,
+            )
+            outcome.append(response.status_code)
+        except httpx.TransportError as exc:
+            outcome.append(type(exc).__name__)
+
+    client = threading.Thread(target=send, daemon=True)
+    client.start()
+    assert stuck_provider.asked.wait(timeout=60), web.log()[-3000:]  # charged, generating
+    assert credit_balance(account=alice) == 100 - PRICE
+    assert Lease.objects.filter(kind=CHAT_LEASE, subject_id__startswith=f"{alice.pk}:").exclude(holder="").exists()
+    os.killpg(web.process.pid, signal.SIGKILL)  # the web process dies between the charge and the answer
+    web.process.wait(timeout=10)
+    killed_at = time.monotonic()
+    client.join(timeout=30)
+    assert outcome and outcome[0] != 201, outcome  # the client lost its request
+    assert credit_balance(account=alice) == 100 - PRICE  # charged, unanswered: nobody is left to refund it
+
+    worker = start_worker(redis_url=settings.REDIS_URL, broker_url=settings.CELERY_BROKER_URL, extra_env=services)
+    start_worker(
+        redis_url=settings.REDIS_URL, broker_url=settings.CELERY_BROKER_URL, command="beat", extra_env=services
+    )
+
+    def refunded() -> bool:
+        assert worker.process.poll() is None, worker.log()[-3000:]
+        return credit_balance(account=alice) == 100
+
+    wait_until(refunded, timeout=120, what="the unanswered charge refunded", interval=0.3)
+    refunded_in = time.monotonic() - killed_at
+    assert _entries(alice) == [("charge", -PRICE), ("refund", PRICE)]  # refunded once
+    assert credit_balance(account=alice) == 100 == _ledger(alice)
+    assert not ChatMessage.objects.filter(session__owner=alice).exists()  # no half-written turn
+    assert not Lease.objects.filter(kind=CHAT_LEASE).exists()
+    assert credit_balance(account=charlie) == 100 == _ledger(charlie)  # nobody else touched
+    print(f"web SIGKILLed mid-generation: chat charge refunded {refunded_in:.1f} s later")  # the fault table
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answered_message_keeps_its_charge_and_a_failed_one_is_refunded_leaving_no_lease(
+    alice, alice_client, settings
+):
+    credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
+    with FakeOpenAIChatServer() as provider:
+        settings.CHAT_PROVIDER = "openai"
+        settings.LLM_BASE_URL = provider.base_url
+        settings.LLM_API_KEY = provider.api_key
+        settings.CHAT_SNAP_MODEL = "fast-model"
+        settings.LLM_TIMEOUT_SECONDS = 2.0
+        settings.LLM_MAX_RETRIES = 0
+        provider.queue("Charles Babbage designed it.")
+        answered = alice_client.post(URL, {"message": "Who designed the Analytical Engine?"}, format="json")
+        assert answered.status_code == 201, answered.json()
+        assert not Lease.objects.filter(kind=CHAT_LEASE).exists()
+        provider.fail_next(503, {"error": {"message": "overloaded"}})
+        failed = alice_client.post(URL, {"message": "And who programmed it?"}, format="json")
+        assert failed.status_code in (502, 503), failed.json()
+        assert not Lease.objects.filter(kind=CHAT_LEASE).exists()
+    assert leases_sweep() == {}  # nothing left for the sweep: the answered charge stays paid
+    assert _entries(alice) == [("charge", -PRICE), ("charge", -PRICE), ("refund", PRICE)]
+    assert credit_balance(account=alice) == 100 - PRICE == _ledger(alice)
