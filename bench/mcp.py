@@ -105,7 +105,7 @@ def _measure(settings: Any) -> int:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
+        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning", log_config=None)
     )
     thread = threading.Thread(target=server.run, name="bench-uvicorn", daemon=True)
     thread.start()

@@ -57,7 +57,7 @@ def live_server_url(settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-
     from exograph.asgi import application
 
     server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", log_config=None)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -41,7 +41,13 @@ class LiveServer:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            application, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", server_header=False
+            application,
+            host="127.0.0.1",
+            port=self.port,
+            lifespan="on",
+            log_level="warning",
+            server_header=False,
+            log_config=None,  # keep Django's LOGGING (redaction): uvicorn's default would replace its handlers
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="live-uvicorn", daemon=True)
