@@ -29,8 +29,9 @@ def store_search_text_lists(
     if entities:
         rows = ro_query(
             store_name,
+            # The top k before reading a property: a common word matches thousands of entities.
             "CALL db.idx.fulltext.queryNodes('Entity', $q) YIELD node, score "
-            "RETURN node.id, score ORDER BY score DESC LIMIT $k",
+            "WITH node, score ORDER BY score DESC LIMIT $k RETURN node.id, score",
             {"q": text_query, "k": k},
         )
         lists["entity_text"] = [(r[0], float(r[1]), "") for r in rows]
