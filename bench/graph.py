@@ -174,6 +174,9 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
     print("loading the world graph", flush=True)
     started = time.perf_counter()
     ids = [entity_id_for(n, t) for n, t in zip(names, types, strict=True)]
+    # The key of each entity's vector node (its one text here); every document's row names it, the
+    # vector itself is only sent with the first.
+    vkeys = [store.vector_key(eid, vector.tolist()) for eid, vector in zip(ids, entity_vectors, strict=True)]
     per_doc_entities = N_ENTITIES // N_DOCS
     per_doc_relations = N_RELATIONS // N_DOCS
     relation_pairs: set[tuple[int, int]] = set()
@@ -226,6 +229,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
                 "type": normalize_type(types[e]),
                 "description": descriptions[e],
                 "aliases": [],
+                "vkey": vkeys[e],
                 "embedding": [] if e in created else entity_vectors[e].tolist(),
             }
             for e in sorted(touched)
@@ -358,7 +362,7 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
             "rest": stats(rest_world_ms),
             "rest_overhead_p50_ms": round(percentile(rest_world_ms, 50) - percentile(service_world, 50), 2),
         },
-        "targets": {"service_p95_ms": 50, "rest_overhead_p50_ms": 10},
+        "targets": {"search_service_p95_ms": 25, "world_service_p95_ms": 50, "rest_overhead_p50_ms": 10},
         "machine": {"cpus": os.cpu_count()},
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -373,7 +377,7 @@ Loaded in {load_seconds:.0f} s (UNWIND batches through `store.store_document_wri
 
 | call | p50 ms | p95 ms | target |
 |---|---|---|---|
-| search_entities (service) | {s["service"]["p50_ms"]} | {s["service"]["p95_ms"]} | p95 ≤ 50 |
+| search_entities (service) | {s["service"]["p50_ms"]} | {s["service"]["p95_ms"]} | p95 ≤ 25 (issue 15) |
 | search_entities (REST, API key) | {s["rest"]["p50_ms"]} | {s["rest"]["p95_ms"]} | overhead p50 ≤ 10 (measured {s["rest_overhead_p50_ms"]}) |
 | query embedding alone | {s["query_embedding"]["p50_ms"]} | {s["query_embedding"]["p95_ms"]} | |
 | get_world_graph (service) | {w["service"]["p50_ms"]} | {w["service"]["p95_ms"]} | p95 ≤ 50 |

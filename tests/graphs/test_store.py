@@ -5,6 +5,7 @@ import math
 import pytest
 
 from exograph.core.errors import ValidationError
+from exograph.core.falkor import falkordb_client
 from exograph.graphs import store
 from exograph.graphs.types import entity_id_for, normalize_name, normalize_type
 
@@ -94,3 +95,50 @@ def test_user_text_in_fulltext_search_is_just_text(db) -> None:  # type: ignore[
 
 def test_reads_of_a_store_nobody_wrote_are_empty(db) -> None:  # type: ignore[no-untyped-def]
     assert store.ro_query("exo:never_written", "MATCH (n) RETURN n") == []
+
+
+def test_alias_lookups_read_the_alias_index(db) -> None:  # type: ignore[no-untyped-def]
+    name = "exo:test_store_alias_index"
+    try:
+        store.store_ensure(name, dimension=3)
+        entities = [
+            {
+                "id": entity_id_for(entity, "concept"),
+                "name": entity,
+                "key": normalize_name(entity),
+                "alias_keys": [normalize_name(alias) for alias in aliases],
+                "type": "concept",
+                "description": "",
+                "aliases": list(aliases),
+                "vkey": store.vector_key(entity_id_for(entity, "concept"), [1.0, 0.0, 0.0]),
+                "embedding": [1.0, 0.0, 0.0],
+            }
+            for entity, aliases in [("Graph Neural Network", ("GNN", "graph net")), ("Transformer", ())]
+        ]
+        store.store_document_write(
+            name,
+            document_id="doc_alias",
+            filename="a.pdf",
+            contributor_id=1,
+            chunks=[],
+            entities=entities,
+            mentions=[],
+            relations={},
+        )
+        gnn = entity_id_for("Graph Neural Network", "concept")
+        assert store.store_entity_find(name, entity_id="GNN", key="gnn") == gnn
+        assert store.store_entity_find(name, entity_id="nope", key="nope") is None
+        assert store.store_entity_key_hits(name, keys=["graph net", "transformer", "nope"], limit=5) == [
+            entity_id_for("Transformer", "concept"),
+            gnn,
+        ]
+        # Both alias statements are index scans, not a scan of every entity.
+        graph = falkordb_client().select_graph(name)
+        for statement, values in [
+            (store.reads.ALIAS_FIND, {"key": "gnn"}),
+            (store.reads.ALIAS_HITS, {"keys": ["gnn"], "limit": 5}),
+        ]:
+            plan = str(graph.explain(statement, values))
+            assert "Node By Index Scan" in plan and "Label Scan" not in plan, plan
+    finally:
+        store.store_drop(name)

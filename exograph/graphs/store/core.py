@@ -256,6 +256,8 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         "CREATE INDEX FOR (c:Chunk) ON (c.id)",
         "CREATE INDEX FOR (e:Entity) ON (e.id)",
         "CREATE INDEX FOR (e:Entity) ON (e.normalized_name)",
+        # An array range index: alias lookups (reads.ALIAS_FIND / ALIAS_HITS) are index scans.
+        "CREATE INDEX FOR (e:Entity) ON (e.alias_keys)",
         "CREATE INDEX FOR (v:EntityVector) ON (v.key)",
         "CREATE INDEX FOR (v:ChunkVector) ON (v.key)",
         "CREATE FULLTEXT INDEX FOR (e:Entity) ON (e.name, e.description)",
