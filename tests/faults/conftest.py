@@ -115,6 +115,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         *,
         redis_url: str,
         broker_url: str,
+        falkordb_url: str | None = None,  # default: the same server as redis_url (an embedded FalkorDB/Redis)
         queues: str = "default",
         stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
         extra_env: dict[str, str] | None = None,
@@ -124,7 +125,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
         env.update(
             REDIS_URL=redis_url,
-            FALKORDB_URL=redis_url,
+            FALKORDB_URL=falkordb_url or redis_url,
             CELERY_BROKER_URL=broker_url,
             CELERY_TASK_ALWAYS_EAGER="0",
             DJANGO_SECRET_KEY=settings.SECRET_KEY,

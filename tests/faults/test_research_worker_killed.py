@@ -83,7 +83,12 @@ def test_worker_killed_mid_research_the_sweep_resumes_the_session_on_a_new_worke
             "LLM_TIMEOUT_SECONDS": "150",
             "LLM_MAX_RETRIES": "0",
         }
-        urls = {"redis_url": settings.REDIS_URL, "broker_url": settings.CELERY_BROKER_URL}
+        # The session's stores, whatever they are (CI: Redis on TCP for cache/broker, embedded FalkorDB for graphs).
+        urls = {
+            "redis_url": settings.REDIS_URL,
+            "broker_url": settings.CELERY_BROKER_URL,
+            "falkordb_url": settings.FALKORDB_URL,
+        }
         queues = "research,ingest,default"
         first = start_worker(**urls, queues=queues, extra_env=env)
         start_worker(**urls, command="beat", extra_env=env)

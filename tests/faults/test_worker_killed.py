@@ -43,7 +43,12 @@ def test_worker_killed_mid_stage_the_document_is_resumed_and_paid_once(alice, al
         "EXOGRAPH_LEASE_SWEEP": "2",
         "DJANGO_SECURE_SSL_REDIRECT": "0",
     }
-    urls = {"redis_url": settings.REDIS_URL, "broker_url": settings.CELERY_BROKER_URL}
+    # The session's stores, whatever they are (CI: Redis on TCP for cache/broker, embedded FalkorDB for graphs).
+    urls = {
+        "redis_url": settings.REDIS_URL,
+        "broker_url": settings.CELERY_BROKER_URL,
+        "falkordb_url": settings.FALKORDB_URL,
+    }
     first = start_worker(**urls, queues="ingest,default", extra_env=env)
     start_worker(**urls, command="beat", extra_env=env)
     previous = celery_app.conf.task_always_eager
