@@ -10,13 +10,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.metering import Meter
-from exograph.core.api import ScopeField, actor_of, range_field, validated
+from exograph.core.api import Cursor, ScopeField, actor_of, range_field, validated
 from exograph.core.errors import ValidationError
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 from exograph.core.scope import Scope
@@ -42,24 +41,10 @@ def _step_prices() -> str:
     return "; ".join(rows)
 
 
-class ResearchPagination(CursorPagination):
+class ResearchPagination(Cursor):
     page_size = 10
     max_page_size = 100
-    page_size_query_param = "limit"
     ordering = ("-created", "-id")
-
-    def decode_cursor(self, request: Request) -> Any:
-        """A malformed cursor is a 400 naming the fix (DRF's default answers 404)."""
-        from rest_framework.exceptions import NotFound as DRFNotFound
-
-        try:
-            return super().decode_cursor(request)
-        except DRFNotFound as exc:
-            raise ValidationError(
-                "The cursor is not one this list returned.",
-                code="invalid_cursor",
-                hint="Follow the next link of a previous page, or omit cursor.",
-            ) from exc
 
 
 # --- output shapes (documentation; the dicts come from research.serializers) ------------------------

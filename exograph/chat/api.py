@@ -6,7 +6,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,31 +21,16 @@ from exograph.chat.services import (
     chat_session_delete,
     chat_session_rename,
 )
-from exograph.core.api import ScopeField, actor_of, request_scope, validated
-from exograph.core.errors import ValidationError
+from exograph.core.api import Cursor, ScopeField, actor_of, request_scope, validated
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 
 MESSAGE_ENDPOINT = "chat.messages.create"
 
 
-class SessionPagination(CursorPagination):
+class SessionPagination(Cursor):
     page_size = 50
     max_page_size = 200
-    page_size_query_param = "limit"
     ordering = ("-modified", "-id")
-
-    def decode_cursor(self, request: Request) -> Any:
-        """A malformed cursor is a 400 naming the fix (DRF's default answers 404)."""
-        from rest_framework.exceptions import NotFound as DRFNotFound
-
-        try:
-            return super().decode_cursor(request)
-        except DRFNotFound as exc:
-            raise ValidationError(
-                "The cursor is not one this list returned.",
-                code="invalid_cursor",
-                hint="Follow the next/previous links of a previous page, or omit cursor.",
-            ) from exc
 
 
 class ChatSessionOutSerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.pagination import CursorPagination, LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -144,6 +144,25 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 class Pagination(LimitOffsetPagination):
     default_limit = 50
     max_limit = 200
+
+
+class Cursor(CursorPagination):
+    """Cursor pages (`limit`, `cursor`); a malformed cursor is a 400 naming the fix (DRF's default is a 404).
+    Subclasses set page_size, max_page_size and ordering."""
+
+    page_size_query_param = "limit"
+
+    def decode_cursor(self, request: Request) -> Any:
+        try:
+            return super().decode_cursor(request)
+        except drf_exceptions.NotFound as exc:
+            from exograph.core.errors import ValidationError
+
+            raise ValidationError(
+                "The cursor is not one this list returned.",
+                code="invalid_cursor",
+                hint="Follow the next/previous links of a previous page, or omit cursor.",
+            ) from exc
 
 
 def actor_of(request: Request) -> User:
