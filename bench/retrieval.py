@@ -194,6 +194,11 @@ def main() -> None:
         "graph (for re-running the queries after a retrieval change) and reports the first run's ingest time",
     )
     parser.add_argument(
+        "--ingest-only",
+        action="store_true",
+        help="with --state: ingest each dataset's corpus (or find it ingested) and stop before the questions",
+    )
+    parser.add_argument(
         "--out", default="retrieval", help="results file stem in bench/results (NAME.json, NAME.md); default retrieval"
     )
     parser.add_argument(
@@ -211,13 +216,21 @@ def main() -> None:
 
     server, _ = start_services("exo-bench-retrieval-", eager_tasks=True, directory=args.state)
     try:
-        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n], state=args.state)
+        run(
+            args.data,
+            limit=args.limit,
+            names=[n for n in args.datasets.split(",") if n],
+            state=args.state,
+            ingest_only=args.ingest_only,
+        )
     finally:
         if server is not None:
             server.stop()
 
 
-def run(data: Path, *, limit: int | None, names: list[str], state: Path | None = None) -> None:
+def run(
+    data: Path, *, limit: int | None, names: list[str], state: Path | None = None, ingest_only: bool = False
+) -> None:
     import django
 
     django.setup()
@@ -234,6 +247,8 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
             continue
         user, graph, ingest_seconds, doc_to_keys, reused = dataset_graph(dataset, limit=limit, state=state)
         print(f"{name}: {len(dataset.passages)} passages ingested in {ingest_seconds:.0f} s", flush=True)
+        if ingest_only:
+            continue
         engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
         queries_started = time.perf_counter()
         modes: dict[str, Any] = {}
@@ -261,7 +276,8 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None =
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
         write_results(results)  # after every dataset, so a long run leaves what it measured
-    print((RESULTS / f"{OUT}.md").read_text())
+    if not ingest_only:
+        print((RESULTS / f"{OUT}.md").read_text())
 
 
 def published_note(name: str, *, passages: int, limit: int | None) -> str:

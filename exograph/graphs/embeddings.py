@@ -63,6 +63,17 @@ class Embedder(Protocol):
         ...
 
 
+def chunk_embedding_text(text: str, *, title: str = "") -> str:
+    """What a chunk is embedded as: a titled document's chunks (text documents, research sources) carry the
+    title as a first line, a contextual header, so a passage about X is found by a question naming X even where
+    its text says "he" or "the film" (2Wiki, MuSiQue and HotpotQA vector R@5 rise by 5-8 points, bench/retrieval).
+    Untitled documents, and chunks that already open with their title, embed their text alone."""
+    title = " ".join(title.split())
+    if not title or text.lstrip().startswith(title):
+        return text
+    return f"{title}\n{text}"
+
+
 def _batches(texts: Sequence[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(texts), size):
         yield list(texts[start : start + size])

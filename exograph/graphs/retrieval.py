@@ -189,15 +189,29 @@ def rrf(lists: Sequence[Sequence[str]], *, k: int = RRF_K) -> dict[str, float]:
     return scores
 
 
+_EDGE_PUNCT = "?.,!;:\"'“”‘’«»()[]{}"
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
 def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
-    """Normalised word n-grams of the question (1..max_n words), the keys exact entity linking tries."""
+    """Normalised word n-grams of the question (1..max_n words, longest first), the keys exact entity linking
+    tries: words alone ("walker texas ranger") and as written, inner punctuation kept and a possessive dropped
+    ("Walker, Texas Ranger's" -> "walker, texas ranger" and "walker texas ranger"), so a name with a comma or an apostrophe-s still links."""
     words = re.findall(r"[^\W_](?:[^\s]*[^\W_])?", question)
+    tokens = question.split()
     keys: list[str] = []
-    for n in range(min(max_n, len(words)), 0, -1):
+
+    def add(raw: str) -> None:
+        key = normalize_name(raw)
+        if len(key) >= 2 and key not in keys:
+            keys.append(key)
+
+    for n in range(min(max_n, max(len(words), len(tokens))), 0, -1):
         for start in range(len(words) - n + 1):
-            key = normalize_name(" ".join(words[start : start + n]))
-            if len(key) >= 2 and key not in keys:
-                keys.append(key)
+            add(_POSSESSIVE.sub("", " ".join(words[start : start + n])))
+        for start in range(len(tokens) - n + 1):
+            written = " ".join(tokens[start : start + n]).strip(_EDGE_PUNCT)
+            add(_POSSESSIVE.sub("", written).strip(_EDGE_PUNCT))
     return keys[:400]
 
 

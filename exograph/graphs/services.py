@@ -30,7 +30,7 @@ from exograph.core.errors import (
 from exograph.core.falkor import falkordb_client
 from exograph.core.scope import Scope
 from exograph.graphs import store
-from exograph.graphs.embeddings import get_embedder
+from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind
 from exograph.graphs.retrieval import entity_search
 from exograph.graphs.selectors import embedder_check, graph_get_for_user, world_entity_read
@@ -531,13 +531,13 @@ def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
     counts = {"chunks": 0, "entities": 0}
     after = ""
     while True:
-        page = store.store_embedding_texts(graph.store_name, "Chunk", after=after, batch=batch)
+        page = store.store_embedding_texts(graph.store_name, after=after, batch=batch)
         if not page:
             break
-        vectors = embedder.embed([text for _, text in page])
+        vectors = embedder.embed([chunk_embedding_text(text, title=title) for _, text, title in page])
         rows = [
             {"id": node_id, "embedding": [float(x) for x in vector], "vkey": store.vector_key(node_id, vector)}
-            for (node_id, _), vector in zip(page, vectors, strict=True)
+            for (node_id, _, _), vector in zip(page, vectors, strict=True)
         ]
         store.store_vectors_write(graph.store_name, "Chunk", rows)
         counts["chunks"] += len(rows)

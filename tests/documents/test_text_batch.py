@@ -120,3 +120,45 @@ def test_charlie_cannot_batch_into_alices_graph(alice, charlie, graph):
     with pytest.raises((NotFound, PermissionDenied)):
         document_texts_ingest(actor=charlie, graph=graph, texts=_items(TEXTS))
     assert not Document.objects.exists() and credit_balance(account=charlie) == 1000
+
+
+def test_titled_chunks_are_embedded_under_their_title_in_batch_single_and_reembed(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    """A passage that never names its subject ("She ...") is embedded with its document's title as a first line,
+    the same in the batch path, the one-document path and a graph re-embed; an untitled text is not."""
+    import numpy as np
+
+    from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
+    from exograph.graphs.services import graph_reembed
+
+    text = "She discovered polonium and radium in Paris."
+    with django_capture_on_commit_callbacks(execute=True):
+        ((batched, _),) = document_texts_ingest(
+            actor=alice, graph=graph, texts=[TextIn(title="Marie Curie", text=text, idempotency_key="t-1")]
+        )
+        single, _ = document_text_ingest(
+            actor=alice, graph=graph, text=text + " Twice.", title="Marie Curie (chemist)", idempotency_key="t-2"
+        )
+    embedder = get_embedder()
+
+    def stored(document):  # (chunk text, its vector) as written to the graph
+        [(chunk_text, vector)] = store.ro_query(
+            graph.store_name,
+            "MATCH (c:Chunk {document_id: $doc}) MATCH (v:ChunkVector {key: c.vkey}) RETURN c.text, v.embedding",
+            {"doc": str(document.pk)},
+        )
+        return chunk_text, np.array(vector, dtype=float)
+
+    for document, title in ((batched, "Marie Curie"), (single, "Marie Curie (chemist)")):
+        chunk_text, vector = stored(document)
+        assert np.allclose(vector, embedder.embed([f"{title}\n{chunk_text}"])[0], atol=1e-5), title
+        assert not np.allclose(vector, embedder.embed([chunk_text])[0], atol=1e-3)
+    assert chunk_embedding_text("Marie Curie was a chemist.", title="Marie Curie") == "Marie Curie was a chemist."
+    assert chunk_embedding_text("Some text.", title="  ") == "Some text."
+    question = embedder.embed_one("Who discovered radium? Marie Curie")
+    before = store.store_chunk_vector_hits(graph.store_name, vector=question, k=2)
+    graph_reembed(graph=graph)
+    after = store.store_chunk_vector_hits(graph.store_name, vector=question, k=2)
+    assert [c for c, _ in after] == [c for c, _ in before]
+    assert [round(s, 4) for _, s in after] == [round(s, 4) for _, s in before]

@@ -220,6 +220,9 @@ def test_personalized_pagerank_follows_the_seed() -> None:
 def test_question_keys_try_longest_names_first() -> None:
     keys = question_keys("Who built the Cygnus Engine?")
     assert keys[0] == "who built the cygnus engine" and "cygnus engine" in keys and "cygnus" in keys
+    keys = question_keys("Who produced Walker, Texas Ranger's pilot and Forced Vengeance’s score?")
+    assert "walker, texas ranger" in keys and "forced vengeance" in keys and "walker texas ranger" in keys
+    assert keys.index("walker, texas ranger") < keys.index("texas ranger")  # longer names first
 
 
 def test_full_text_ranks_the_rare_word_above_a_repeated_common_one(alice, write_doc) -> None:  # type: ignore[no-untyped-def]

@@ -183,7 +183,7 @@ def _resume_points(ids: list[str]) -> dict[str, int]:
 def _chunks_embed(*, document_ids: list[str], last_attempt: bool) -> None:
     """Embed the chunks of the group that have no vector yet, in one embedder call. On failure nothing is
     written: each embed stage then tries its own chunks and records the failure on its document."""
-    from exograph.graphs.embeddings import get_embedder
+    from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 
     rows = list(
         DocumentChunk.objects.filter(document_id__in=document_ids, embedding__isnull=True).order_by(
@@ -193,7 +193,10 @@ def _chunks_embed(*, document_ids: list[str], last_attempt: bool) -> None:
     if not rows:
         return
     try:
-        vectors = get_embedder().embed([row.text for row in rows])
+        titles = dict(Document.objects.filter(pk__in=document_ids).values_list("pk", "title"))
+        vectors = get_embedder().embed(
+            [chunk_embedding_text(row.text, title=titles.get(row.document_id) or "") for row in rows]
+        )
     except TransientError:
         if not last_attempt:
             raise

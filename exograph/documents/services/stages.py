@@ -208,7 +208,7 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool
 
 def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool:
     """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch)."""
-    from exograph.graphs.embeddings import get_embedder
+    from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 
     def work(document: Document) -> None:
         embedder = get_embedder()
@@ -231,7 +231,7 @@ def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool
                 if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
                     return  # cancelled mid-way; _stage notices and stops
                 rows = pending[offset : offset + batch]
-                vectors = embedder.embed([row.text for row in rows])
+                vectors = embedder.embed([chunk_embedding_text(row.text, title=document.title) for row in rows])
                 for row, vector in zip(rows, vectors, strict=True):
                     row.embedding = vector
                 DocumentChunk.objects.bulk_update(rows, ["embedding"])

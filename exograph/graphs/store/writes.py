@@ -276,16 +276,15 @@ def store_document_remove(store_name: str, *, document_id: str) -> GraphCounts |
 # --- re-embedding ------------------------------------------------------------------------------
 
 
-def store_embedding_texts(store_name: str, node_label: str, *, after: str, batch: int) -> list[tuple[str, str]]:
-    """(id, text to embed) pages of Chunk or Entity nodes, ordered by id after `after`."""
-    node = label(node_label)
-    text = "n.text" if node == "Chunk" else "n.name + '. ' + coalesce(n.description, '')"
+def store_embedding_texts(store_name: str, *, after: str, batch: int) -> list[tuple[str, str, str]]:
+    """(chunk id, text, its document's title) pages of Chunk nodes, ordered by id after `after` (re-embedding)."""
     rows = ro_query(
         store_name,
-        f"MATCH (n:{node}) WHERE n.id > $after RETURN n.id, {text} ORDER BY n.id LIMIT $batch",
+        "MATCH (n:Chunk) WHERE n.id > $after WITH n ORDER BY n.id LIMIT $batch "
+        "OPTIONAL MATCH (d:Document {id: n.document_id}) RETURN n.id, n.text, d.title ORDER BY n.id",
         {"after": after, "batch": batch},
     )
-    return [(r[0], r[1] or "") for r in rows]
+    return [(r[0], r[1] or "", r[2] or "") for r in rows]
 
 
 def store_vectors_reset(store_name: str) -> None:
