@@ -141,10 +141,10 @@ async def _send_server_busy(send: Send, *, path: str, waited: float) -> None:
     from exograph.core.api import error_body
 
     message = (
-        f"The service is at capacity: this request waited {waited:.0f} s for a free slot and was not served; "
+        f"The service is at capacity: this request waited {waited:.3g} s for a free slot and was not served; "
         "nothing was charged or changed."
     )
-    if path.startswith("/api/") or path.startswith("/mcp"):
+    if path.startswith("/api/"):
         hint = f"Retry in {SERVER_BUSY_RETRY_AFTER} s (Retry-After)."
         body = json.dumps(
             error_body("server_busy", message, hint, {"retry_after": SERVER_BUSY_RETRY_AFTER}), separators=(",", ":")
