@@ -13,12 +13,19 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from exograph.core.middleware import AccessLogMiddleware, RequestBodyLimitMiddleware  # noqa: E402
+from exograph.core.middleware import (  # noqa: E402
+    AccessLogMiddleware,
+    RequestBodyLimitMiddleware,
+    RequestGateMiddleware,
+)
 from exograph.mcp_hosted import hosted_mcp  # noqa: E402
 from exograph.routing import websocket_urlpatterns  # noqa: E402
 
-rest_app = RequestBodyLimitMiddleware(django_asgi_app)
-# Streamable HTTP at /mcp; its tools call the REST API in-process, through the same body limits.
+# Django behind the request gate (at most REQUEST_CONCURRENCY requests inside at once; the rest wait without a
+# thread or a database connection), behind the body limits (an oversized body is refused without waiting).
+rest_app = RequestBodyLimitMiddleware(RequestGateMiddleware(django_asgi_app))
+# Streamable HTTP at /mcp; its tools call the REST API in-process, through the same body limits and gate. The
+# gate is not around /mcp itself: an MCP request waits on its inner calls, so gating both could deadlock.
 mcp = hosted_mcp(rest_app)
 
 application = ProtocolTypeRouter(

@@ -138,14 +138,28 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env_int("EXOGRAPH_DB_POOL_MIN_SIZE", default=1, minimum=0),
         # Under ASGI every request in flight runs its sync code on its own thread and holds a connection while it
-        # runs: 10 left requests waiting past the timeout at 50 concurrent clients (bench/load.py); PostgreSQL's
-        # default max_connections (100) leaves room for 2 web processes and the workers.
+        # runs; the request gate below keeps the web process's requests within this. PostgreSQL's default
+        # max_connections (100) leaves room for 2 web processes and the workers.
         "max_size": env_int("EXOGRAPH_DB_POOL_MAX_SIZE", default=30, minimum=1),
         "timeout": env_float("EXOGRAPH_DB_POOL_TIMEOUT", default=10.0),
     }
     # Django hands the pool psycopg's check_connection: each connection is checked as it leaves the pool (one
     # empty round trip), so after a database restart no request gets a dead pooled connection (tests/faults).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The request gate (exograph.core.middleware.RequestGateMiddleware): at most this many HTTP requests inside Django
+# at once per web process; the others wait on the event loop (no thread, no connection) up to
+# REQUEST_QUEUE_TIMEOUT_SECONDS, then get 503 server_busy with Retry-After. Each request holds one pooled
+# connection while it runs, so the default is the pool's max_size less a margin (a fifth, at least 1) for what is
+# not gated: /healthz and /readyz (REQUEST_GATE_EXEMPT), WebSockets, /mcp's key check, lease heartbeats.
+# 0 turns the gate off (the default without a pool: SQLite).
+_POOL_MAX_SIZE = int(DATABASES["default"].get("OPTIONS", {}).get("pool", {}).get("max_size", 0))
+REQUEST_CONCURRENCY = env_int(
+    "EXOGRAPH_REQUEST_CONCURRENCY",
+    default=max(1, _POOL_MAX_SIZE - max(1, _POOL_MAX_SIZE // 5)) if _POOL_MAX_SIZE else 0,
+    minimum=0,
+)
+REQUEST_QUEUE_TIMEOUT_SECONDS = env_float("EXOGRAPH_REQUEST_QUEUE_TIMEOUT", default=30.0)
+REQUEST_GATE_EXEMPT = frozenset({"healthz", "readyz"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ATOMIC_REQUESTS = False
 

@@ -175,16 +175,17 @@ def lease_release(held: HeldLease) -> None:
 
 
 def _heartbeat(held: HeldLease) -> None:
-    try:
-        while not held._stop.wait(held.ttl / 3):
-            try:
-                if not held.renew():
-                    logger.warning("lease %s:%s was taken over; this run goes on", held.kind, held.subject_id)
-                    return
-            except Exception:  # the database is briefly down: try again at the next beat
-                logger.warning("lease %s:%s: renewal failed", held.kind, held.subject_id, exc_info=True)
-    finally:
-        connections.close_all()  # this thread's connections only
+    while not held._stop.wait(held.ttl / 3):
+        try:
+            if not held.renew():
+                logger.warning("lease %s:%s was taken over; this run goes on", held.kind, held.subject_id)
+                return
+        except Exception:  # the database is briefly down: try again at the next beat
+            logger.warning("lease %s:%s: renewal failed", held.kind, held.subject_id, exc_info=True)
+        finally:
+            # This thread's connections only, back to the pool between beats: held across the wait, a web
+            # request's heartbeat would take a second pooled connection for the rest of the request.
+            connections.close_all()
 
 
 @contextmanager

@@ -1,12 +1,15 @@
-"""ASGI middleware in front of Django: request body limits (refused before the body is read) and the access log."""
+"""ASGI middleware in front of Django: request body limits (refused before the body is read), the request gate
+(at most REQUEST_CONCURRENCY requests inside Django at once) and the access log."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -33,6 +36,13 @@ def request_body_limit(path: str) -> int:
     except Resolver404:
         return int(settings.REQUEST_MAX_BODY_BYTES)
     return int(settings.REQUEST_BODY_LIMITS.get(match.view_name, settings.REQUEST_MAX_BODY_BYTES))
+
+
+def _app_path(scope: Scope) -> str:
+    """The request's path below the ASGI root_path (what Django resolves)."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -87,8 +97,7 @@ class RequestBodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        root = scope.get("root_path", "")
-        limit = request_body_limit(path[len(root) :] if root and path.startswith(root) else path)
+        limit = request_body_limit(_app_path(scope))
         length = _content_length(scope)
         if length is not None and length > limit:
             await _send_too_large(send, path=path, limit=limit)
@@ -119,6 +128,107 @@ class RequestBodyLimitMiddleware:
         await self.app(scope, limited_receive, tracking_send)
         if exceeded and not started:
             await _send_too_large(send, path=path, limit=limit)
+
+
+# --- Request gate ----------------------------------------------------------------------------
+
+gate_logger = logging.getLogger(__name__)
+# Retry-After (seconds) of the 503 server_busy a request gets when no slot frees up in time.
+SERVER_BUSY_RETRY_AFTER = 5
+
+
+async def _send_server_busy(send: Send, *, path: str, waited: float) -> None:
+    from exograph.core.api import error_body
+
+    message = (
+        f"The service is at capacity: this request waited {waited:.3g} s for a free slot and was not served; "
+        "nothing was charged or changed."
+    )
+    if path.startswith("/api/"):
+        hint = f"Retry in {SERVER_BUSY_RETRY_AFTER} s (Retry-After)."
+        body = json.dumps(
+            error_body("server_busy", message, hint, {"retry_after": SERVER_BUSY_RETRY_AFTER}), separators=(",", ":")
+        ).encode()
+        content_type = b"application/json"
+    else:
+        body = (
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Busy · ExoGraph</title></head>'
+            f"<body><h1>ExoGraph is busy</h1><p>{message} Retry in {SERVER_BUSY_RETRY_AFTER} seconds.</p></body></html>"
+        ).encode()
+        content_type = b"text/html; charset=utf-8"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(SERVER_BUSY_RETRY_AFTER).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestGateMiddleware:
+    """At most REQUEST_CONCURRENCY HTTP requests inside Django at once; the others wait here, on the event loop.
+
+    Under Django's ASGI handler each request in flight runs its sync code on a thread of its own and holds one
+    pooled database connection until it ends, so without a bound every request past the pool's max_size waits
+    inside the pool and fails after EXOGRAPH_DB_POOL_TIMEOUT (503 database_unavailable). Here a waiting request
+    holds neither a thread nor a connection. One that gets no slot within REQUEST_QUEUE_TIMEOUT_SECONDS is
+    answered 503 server_busy with Retry-After: bounded, never a hang. The health endpoints
+    (REQUEST_GATE_EXEMPT, by URL name) pass without a slot, so a full gate does not look like a dead process.
+    Only Django is gated: /mcp's tools call it in-process (gating /mcp too would deadlock once every slot is
+    held by an MCP request waiting on its own inner call); WebSockets are not HTTP and pass through.
+
+    The size is read from settings on the first request of each event loop (one per server process).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore | None] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _gate(self) -> asyncio.Semaphore | None:
+        loop = asyncio.get_running_loop()
+        if loop not in self._gates:
+            size = int(settings.REQUEST_CONCURRENCY)
+            self._gates[loop] = asyncio.Semaphore(size) if size > 0 else None
+        return self._gates[loop]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        gate = self._gate() if scope["type"] == "http" else None
+        if gate is None or _gate_exempt(_app_path(scope)):
+            await self.app(scope, receive, send)
+            return
+        started = time.monotonic()
+        timeout = float(settings.REQUEST_QUEUE_TIMEOUT_SECONDS)
+        try:
+            async with asyncio.timeout(timeout):
+                await gate.acquire()  # a free slot: returns at once
+        except TimeoutError:
+            ids = scope.get(LOG_SCOPE_KEY) or {}
+            gate_logger.warning(
+                "server busy: no request slot within %.0f s; answered 503",
+                timeout,
+                extra={"request_id": ids.get("request_id"), "slots": settings.REQUEST_CONCURRENCY},
+            )
+            await _send_server_busy(send, path=str(scope.get("path", "")), waited=time.monotonic() - started)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            gate.release()
+
+
+def _gate_exempt(path: str) -> bool:
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return match.url_name in settings.REQUEST_GATE_EXEMPT
 
 
 # --- Access log ------------------------------------------------------------------------------

@@ -44,11 +44,12 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     422: "The Idempotency-Key was used before for a different request.",
     429: "Rate limit spent: wait for Retry-After seconds (RateLimit-* headers tell the budget).",
     502: "The payment provider refused the request.",
-    503: "A dependency is down (the message names it); retry later.",
+    503: "A dependency is down (the message names it), or the service is at capacity (server_busy); nothing was "
+    "charged; retry after Retry-After seconds.",
     504: "A dependency timed out (the message names it); retry later.",
 }
 # Any request may get these: bad scope header or body (400), no key (401), the rate limit (429)
-# and the rate limiter's Redis down (503); one with a body also a body past the limit (413) or an
+# and the rate limiter's Redis down or the service at capacity (503); one with a body also a body past the limit (413) or an
 # unreadable Content-Type (415).
 COMMON_ERRORS = (400, 401, 429, 503)
 BODY_ERRORS = (413, 415)
