@@ -8,11 +8,13 @@ directly over chunks; entities by exact name/alias (question n-grams against the
 normalised names), fuzzy full text and vectors; a walk from the entities found over typed relation
 edges only, capped per hop (each hop gets its share) and preferring relations between hits.
 
-Mode `graph` ranks like HippoRAG: a bounded subgraph (entities + passages as nodes; relation and
-mention edges, mentions weighted by the entity's specificity) is pulled from FalkorDB and ranked in
-Python by Personalized PageRank (scipy sparse), seeded by the entities linked from the question plus
-a share of the top dense passage hits. Passages rank by PPR mass; the facts on top paths and the
-top entities become evidence.
+Mode `graph` ranks like HippoRAG: a bounded subgraph (passages and entity names as nodes, a passage tied
+to each name it mentions or writes, weighted by the name's specificity) is pulled from FalkorDB and ranked
+in Python by Personalized PageRank (scipy sparse), seeded by the names the question spells out plus a
+share of the top dense passage hits. Passages rank by PPR mass; the relations between entities that carry
+mass become facts, and the top entities evidence. Ranking in Python over a pulled subgraph is the measured
+choice: the subgraph read is a handful of indexed queries and the PPR itself takes ~1-5 ms, where FalkorDB's
+own PageRank runs over a whole label set and takes no personalisation vector.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from exograph.graphs.selectors import (
     search_graphs_for_user,
     snippet,
 )
+from exograph.graphs.store.core import STOPWORDS
 from exograph.graphs.types import EntityHit, normalize_name
 
 logger = logging.getLogger(__name__)
@@ -62,12 +65,16 @@ DEFAULT_BUDGET = 8_000
 PASSAGE_CHARS = 1_200
 WALK_CAP = 60  # relations a walk may return per graph, shared equally by the hops
 MAX_NGRAM = 6  # longest question n-gram tried as an exact entity name
-PER_ENTITY_CHUNKS = 20  # passages pulled per entity into the PPR subgraph
-PPR_DAMPING = 0.5  # HippoRAG's restart probability (1 - damping) is 0.5 too
-PPR_PASSAGE_SHARE = 0.5  # share of the reset mass given to dense passage hits (the rest: linked entities)
-PPR_PASSAGE_SEEDS = 20  # dense hits seeded; dev halves: 2Wiki 71.7 -> 73.3, MuSiQue 57.3 -> 58.7 R@5 (vs 10)
-PPR_ITERATIONS = 60
-PPR_TEXT_SEEDS = False  # passage seeds: vector and full-text hits fused (False: vector hits alone)
+PER_ENTITY_CHUNKS = 20  # passages pulled per name into the PPR subgraph
+NAME_SPANS_PER_PASSAGE = 400  # capitalised name spans a passage may link by (name_spans)
+MAX_RING_NAMES = 3_000  # names of the first ring's passages read per query
+# Chosen on the development halves (bench/retrieval.py; one setting for every dataset): a walk that rarely
+# restarts (0.9) carries the mass two hops, from a linked name to its passage to the next name's passage; the
+# dense hits take a small share (0.2) so they do not drown the chain. HippoRAG's 0.5 restart lost ~15 R@5 on 2Wiki.
+PPR_DAMPING = 0.9
+PPR_PASSAGE_SHARE = 0.2  # share of the reset mass given to the dense passage hits (the rest: linked names)
+PPR_PASSAGE_SEEDS = 10  # dense hits seeded
+PPR_ITERATIONS = 100
 
 
 @dataclass(frozen=True)
@@ -320,50 +327,85 @@ def personalized_pagerank(
     return np.asarray(rank)
 
 
-def _graph_rank(
-    *, read: _GraphRead, linked: dict[str, float], dense: list[tuple[str, float]], hops: int, top_k: int
-) -> None:
-    """Mode graph for one graph: pull the bounded subgraph around the linked entities and the dense
-    passage hits, rank it by PPR, and fill read.passages / entities / facts."""
+def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER_PASSAGE) -> list[str]:
+    """Normalised keys of the names a passage writes: runs of 1..max_n words that start and end on a capitalised
+    word or a number ("Walker, Texas Ranger", "Gloria in D Major", "1982"), the possessive dropped. Graph mode
+    links a passage to every entity so named, beside what extraction found (which may have cut the name
+    differently: "jazz musician Charles" for "Charles"). Scripts without case give no spans; their links are
+    extraction's alone."""
+    tokens = text.split()
+    keys: list[str] = []
+    for start, first in enumerate(tokens):
+        if not (first[:1].isupper() or first[:1].isdigit()) and not first.strip(_EDGE_PUNCT)[:1].isupper():
+            continue
+        for n in range(1, max_n + 1):
+            if start + n > len(tokens):
+                break
+            last = tokens[start + n - 1].strip(_EDGE_PUNCT)
+            if not (last[:1].isupper() or last[:1].isdigit()):
+                continue
+            written = _POSSESSIVE.sub("", " ".join(tokens[start : start + n]).strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
+            key = normalize_name(written)
+            if len(key) >= 3 and key not in keys:
+                keys.append(key)
+                if len(keys) >= limit:
+                    return keys
+    return keys
+
+
+def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float]], hops: int, top_k: int) -> None:
+    """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
+    the bounded subgraph of passages and names around them and around the top dense passages, rank it by
+    Personalized PageRank and fill read.passages / entities / facts.
+
+    Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
+    tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
+    passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
+    specificity (1/passages naming it), and a share to the dense hits by similarity."""
     store_name = read.graph.store_name
-    seeds = _top(linked, top_k)
-    relations = graph_walk(graph=read.graph, seeds=seeds, hops=hops) if seeds else []
-    dense_ids = [c for c, _ in dense[:PPR_PASSAGE_SEEDS]]
-    mention_pairs = store.store_chunk_mentions(store_name, chunk_ids=dense_ids)
-    entity_ids = list(dict.fromkeys([*seeds, *(e for r in relations for e in (r.source_id, r.target_id))]))
-    entity_ids += [e for _, e in mention_pairs if e not in entity_ids]
-    per_entity = store.store_entity_chunks(store_name, entity_ids=entity_ids, per_entity=PER_ENTITY_CHUNKS)
-    pairs = set(mention_pairs)
-    frequency: dict[str, int] = {}
-    for eid, (cids, total) in per_entity.items():
-        frequency[eid] = max(1, total)
-        pairs.update((cid, eid) for cid in cids)
+    # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
+    keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
+    aliases = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4)
+    names = store.store_name_chunks(store_name, keys=[*keys, *aliases.values()], per_name=PER_ENTITY_CHUNKS)
+    seeds = [k for k in dict.fromkeys([*keys, *aliases.values()]) if k in names]
+    dense_hits = dense[:PPR_PASSAGE_SEEDS]
+    ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
+    texts = store.store_chunks(store_name, ring)
+    pairs: set[tuple[str, str]] = {(c, k) for k in seeds for c in names[k][0]}
+    mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
+    written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
+    wanted = [k for _, k in mentions] + [k for spans in written.values() for k in spans]
+    names.update(
+        store.store_name_chunks(
+            store_name,
+            keys=[k for k in dict.fromkeys(wanted) if k not in names][:MAX_RING_NAMES],
+            per_name=PER_ENTITY_CHUNKS,
+        )
+    )
+    pairs.update(mentions)
+    pairs.update((cid, k) for cid, spans in written.items() for k in spans if k in names)
+    for key, (cids, _total, _eids) in names.items():
+        pairs.update((cid, key) for cid in cids)
+    frequency = {key: max(1, total) for key, (_cids, total, _eids) in names.items()}
+    for _, key in pairs:
+        frequency.setdefault(key, 1)
     nodes: dict[str, int] = {}
 
     def node(key: str) -> int:
         return nodes.setdefault(key, len(nodes))
 
-    edges: list[tuple[int, int, float]] = []
-    for cid, eid in sorted(pairs):
-        # HippoRAG's node specificity: an entity named by few passages ties them more strongly.
-        edges.append((node("c:" + cid), node("e:" + eid), 1.0 / math.log(1.0 + frequency.get(eid, 1) + 1.0)))
-    for relation in relations:
-        edges.append(
-            (node("e:" + relation.source_id), node("e:" + relation.target_id), 1.0 + math.log1p(relation.strength))
-        )
-    for cid in dense_ids:
+    edges = [(node("c:" + cid), node("n:" + key), 1.0 / math.log(2.0 + frequency[key])) for cid, key in sorted(pairs)]
+    for cid, _ in dense_hits:
         node("c:" + cid)
-    for eid in seeds:
-        node("e:" + eid)
     reset = np.zeros(len(nodes))
-    entity_mass = sum(linked[e] for e in seeds) or 1.0
-    passage_mass = sum(s for _, s in dense[:PPR_PASSAGE_SEEDS]) or 1.0
-    entity_share = 1.0 - PPR_PASSAGE_SHARE if dense_ids else 1.0
+    specificity = {k: 1.0 / frequency[k] for k in seeds}
+    entity_mass = sum(specificity.values()) or 1.0
+    passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
     passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
-    for eid in seeds:
-        reset[nodes["e:" + eid]] += entity_share * linked[eid] / entity_mass
-    for cid, score in dense[:PPR_PASSAGE_SEEDS]:
-        reset[nodes["c:" + cid]] += passage_share * score / passage_mass
+    for key in seeds:
+        reset[node("n:" + key)] += (1.0 - passage_share) * specificity[key] / entity_mass
+    for cid, score in dense_hits:
+        reset[nodes["c:" + cid]] += passage_share * max(score, 0.0) / passage_mass
     rank = personalized_pagerank(len(nodes), edges, reset)
     for key, index in nodes.items():
         mass = float(rank[index])
@@ -372,9 +414,12 @@ def _graph_rank(
         if key.startswith("c:"):
             read.passages[key[2:]] = mass
         else:
-            read.entities[key[2:]] = mass
+            for eid in names.get(key[2:], ([], 0, []))[2]:
+                read.entities[eid] = max(read.entities.get(eid, 0.0), mass)
+    # Facts: the relations around the linked entities whose two ends both carry mass (the weaker end bounds it).
+    seed_ids = [eid for key in seeds for eid in names[key][2]][: top_k * 2]
+    relations = graph_walk(graph=read.graph, seeds=seed_ids, hops=hops) if seed_ids else []
     for relation in relations:
-        # A fact on a top path: both ends carry mass; the weaker end bounds it.
         mass = min(read.entities.get(relation.source_id, 0.0), read.entities.get(relation.target_id, 0.0))
         triple = relation.triple
         if mass > read.facts.get(triple, 0.0):
@@ -535,15 +580,10 @@ def retrieve(
     for graph in readable:
         read = _GraphRead(graph=graph)
         if checked_mode == "graph":
-            if PPR_TEXT_SEEDS:
-                fused = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
-                dense = [(c, fused[c]) for c in _top(fused, k)]
-            else:
-                dense = store.store_chunk_vector_hits(
-                    graph.store_name, vector=vector, k=k, vector_k=k + VECTOR_OVERFETCH
-                )
-            linked = entities_link(graph=graph, question=text, text_query=text_query, vector=vector, k=k)
-            _graph_rank(read=read, linked=linked, dense=dense, hops=hops, top_k=top_k)
+            dense = store.store_chunk_vector_hits(
+                graph.store_name, vector=vector, k=PPR_PASSAGE_SEEDS, vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH
+            )
+            _graph_rank(read=read, question=text, dense=dense, hops=hops, top_k=top_k)
         else:
             read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
             if checked_mode == "hybrid":

@@ -15,6 +15,7 @@ from exograph.graphs.retrieval import (
     Evidence,
     RetrievalResult,
     graph_walk,
+    name_spans,
     personalized_pagerank,
     question_keys,
     retrieve,
@@ -75,6 +76,51 @@ def test_graph_mode_returns_the_chain_as_facts_with_their_passages(alice, write_
     assert not [item for item in only.items if item.triple is not None]
 
 
+def test_name_spans_are_the_capitalised_names_a_passage_writes() -> None:
+    spans = name_spans("Forced Vengeance is a 1982 film by James Fargo, set in Walker, Texas Ranger's town.")
+    assert {"forced vengeance", "1982", "james fargo", "walker, texas ranger", "texas ranger"} <= set(spans)
+    assert "is a" not in spans and "film by" not in spans
+    assert name_spans("量子计算机使用量子比特") == []  # no case: links come from extraction alone
+    assert len(name_spans(" ".join(f"Name{i}" for i in range(1000)), limit=50)) == 50
+
+
+def test_graph_mode_follows_a_name_the_passage_writes_but_extraction_missed(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The film's passage writes "James Fargo" but its extraction kept only the film; the director's passage
+    mentions him. The question names the film only: graph mode reaches the director's passage through the
+    written name, and without name links it does not."""
+    from exograph.graphs import retrieval
+
+    graph = graph_create(actor=alice, name="Films", scope=Scope.PRIVATE)
+    film = write_doc(
+        graph,
+        alice,
+        texts=["Forced Vengeance is a 1982 American action film directed by James Fargo and set in Hong Kong."],
+        entities=[("Forced Vengeance", "work", "")],
+    )
+    director = write_doc(
+        graph,
+        alice,
+        texts=["James Fargo is a director, born in Republic, Washington; he began as an assistant."],
+        entities=[("James Fargo", "person", "")],
+    )
+    for n in range(12):  # passages that look more like the question than the director's does
+        write_doc(
+            graph,
+            alice,
+            texts=[f"Film number {n} was directed by a director born in a town; the film was set in a city."],
+            entities=[],
+        )
+    question = "Where was the director of film Forced Vengeance born?"
+
+    def ranked() -> list[str]:
+        result = retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=3)
+        return [item.document_id for item in result.items if item.kind == "passage"][:3]
+
+    assert ranked()[:2] == [film, director] or ranked()[:2] == [director, film]
+    monkeypatch.setattr(retrieval, "name_spans", lambda text, **kwargs: [])
+    assert director not in ranked()
+
+
 def test_facts_are_deduplicated_by_the_exact_triple_across_graphs(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
     one = graph_create(actor=alice, name="One", scope=Scope.PRIVATE)
     two = graph_create(actor=alice, name="Two", scope=Scope.PRIVATE)
@@ -89,7 +135,7 @@ def test_a_chunk_that_mentions_no_entity_is_found_by_passage_search(alice, write
     graph = graph_create(actor=alice, name="Plain", scope=Scope.PRIVATE)
     lonely = "The harbour tides rise twice daily around the lighthouse."
     document = write_doc(graph, alice, texts=[lonely, *QUANTUM_TEXTS], entities=QUANTUM_ENTITIES)
-    assert not store.store_chunk_mentions(graph.store_name, chunk_ids=[f"{document}:0"])
+    assert not store.store_chunk_mention_names(graph.store_name, chunk_ids=[f"{document}:0"])
     for mode in ("passages", "hybrid", "graph"):
         result = retrieve(actor=alice, graphs=[graph], question="When do the harbour tides rise?", mode=mode)
         found = [item for item in result.items if item.kind == "passage" and item.chunk_id == f"{document}:0"]
@@ -211,10 +257,14 @@ def test_bad_input_is_a_clear_validation_error(alice, field, value, code) -> Non
 
 
 def test_personalized_pagerank_follows_the_seed() -> None:
-    # a - b - c and a lone d: the seed a keeps most mass, c gets some through b, d none.
-    rank = personalized_pagerank(4, [(0, 1, 1.0), (1, 2, 1.0)], np.array([1.0, 0.0, 0.0, 0.0]))
+    # a - b - c and a lone d: with frequent restarts the seed a keeps most mass, c gets some through b, d none.
+    edges, seed = [(0, 1, 1.0), (1, 2, 1.0)], np.array([1.0, 0.0, 0.0, 0.0])
+    rank = personalized_pagerank(4, edges, seed, damping=0.5)
     assert rank[0] > rank[1] > rank[2] > rank[3] == 0.0
     assert abs(rank.sum() - 1.0) < 1e-6
+    # Graph mode's rare restarts carry more of it two hops away, still none to d.
+    far = personalized_pagerank(4, edges, seed)
+    assert far[2] > rank[2] and far[3] == 0.0 and abs(far.sum() - 1.0) < 1e-6
 
 
 def test_question_keys_try_longest_names_first() -> None:

@@ -403,31 +403,49 @@ def store_walk_hop(
     ]
 
 
-def store_chunk_mentions(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(chunk id, entity id) MENTIONS pairs of the given chunks."""
+def store_chunk_mention_names(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(chunk id, normalised name) of every entity the given chunks mention (one pair per name, whatever the types)."""
     if not chunk_ids:
         return []
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) WITH c MATCH (c)-[:MENTIONS]->(e:Entity) RETURN c.id, e.id",
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) WITH c MATCH (c)-[:MENTIONS]->(e:Entity) "
+        "RETURN DISTINCT c.id, e.normalized_name",
         {"ids": list(chunk_ids)},
     )
-    return [(r[0], r[1]) for r in rows]
+    return [(r[0], r[1]) for r in rows if r[1]]
 
 
-def store_entity_chunks(
-    store_name: str, *, entity_ids: Sequence[str], per_entity: int
-) -> dict[str, tuple[list[str], int]]:
-    """Per entity: up to per_entity ids of chunks that mention it, and how many chunks mention it in all."""
-    if not entity_ids:
+def store_name_chunks(
+    store_name: str, *, keys: Sequence[str], per_name: int
+) -> dict[str, tuple[list[str], int, list[str]]]:
+    """Per normalised name that some entity has (of any type: "Paris" the city and "Paris" the concept are one
+    name): up to per_name ids of chunks that mention it, how many chunks mention it in all, and the entity ids.
+    Names no entity has are absent."""
+    if not keys:
         return {}
     rows = ro_query(
         store_name,
-        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) WITH e MATCH (c:Chunk)-[:MENTIONS]->(e) "
-        "WITH e.id AS id, collect(c.id) AS cids RETURN id, cids[0..$n], size(cids)",
-        {"ids": list(entity_ids), "n": per_entity},
+        "UNWIND $keys AS key MATCH (e:Entity {normalized_name: key}) WITH key, e "
+        "MATCH (c:Chunk)-[:MENTIONS]->(e) WITH key, collect(DISTINCT e.id) AS eids, collect(DISTINCT c.id) AS cids "
+        "RETURN key, cids[0..$n], size(cids), eids",
+        {"keys": list(dict.fromkeys(keys)), "n": per_name},
     )
-    return {r[0]: (list(r[1] or []), int(r[2] or 0)) for r in rows}
+    return {r[0]: (list(r[1] or []), int(r[2] or 0), list(r[3] or [])) for r in rows}
+
+
+def store_alias_names(store_name: str, *, keys: Sequence[str], limit: int) -> dict[str, str]:
+    """alias key -> the normalised name of the best-supported entity that has it as an alias (indexed)."""
+    if not keys:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $keys AS key MATCH (e:Entity) WHERE key IN e.alias_keys "
+        "WITH key, e ORDER BY size(e.document_ids) DESC "
+        "WITH key, collect(e.normalized_name)[0] AS name RETURN key, name LIMIT $limit",
+        {"keys": list(keys), "limit": limit},
+    )
+    return {r[0]: r[1] for r in rows if r[1] and r[1] != r[0]}
 
 
 def store_entity_degrees(store_name: str, ids: Sequence[str]) -> dict[str, int]:
