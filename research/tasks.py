@@ -18,6 +18,7 @@ def research_session_run_task(self: Task, session_id: str) -> str:  # type: igno
     """Run or resume one session. Transient failures retry with backoff; the last one fails the session."""
     from research.models import ResearchSession
     from research.services import WAIT, research_session_fail, research_session_requeue, research_session_run
+    from research.services.pipeline import RETRY_WAIT_SECONDS
 
     try:
         outcome = research_session_run(session_id=session_id)
@@ -26,7 +27,7 @@ def research_session_run_task(self: Task, session_id: str) -> str:  # type: igno
         session = ResearchSession.objects.filter(pk=session_id).first()
         if retries < int(settings.RESEARCH_TASK_MAX_RETRIES) and session is not None:
             logger.info("research session %s: transient failure (%s), retry %d", session_id, exc.code, retries + 1)
-            raise self.retry(exc=exc, countdown=min(60, 2 ** (retries + 1))) from exc
+            raise self.retry(exc=exc, countdown=min(RETRY_WAIT_SECONDS, 2 ** (retries + 1))) from exc
         if session is not None:
             research_session_fail(session=session, reason=exc.message)
         return "failed"

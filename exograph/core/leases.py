@@ -29,7 +29,10 @@ Using it for a new kind of work (research steps, chat generations):
 
    The work must be idempotent: a resumed run may repeat what the interrupted one did.
 
-3. Optionally let users resume at once: `lease_expired(...)` says whether the runner is gone, and
+3. Work that ends a run by asking to run again later (a retry countdown) parks its lease for that long
+   (`lease_park`), so a message lost meanwhile is resumed by the sweep too.
+
+4. Optionally let users resume at once: `lease_expired(...)` says whether the runner is gone, and
    `lease_recover(..., reset=True)` resumes the work now (the document retry endpoint does this).
 
 The lease is deleted when the block exits (normally or by an exception: the runner handles its own
@@ -200,6 +203,33 @@ def lease_hold(*, kind: str, subject_id: str, step: str = "", ttl: float | None 
         held._stop.set()
         beat.join(timeout=30)
         lease_release(held)
+
+
+def lease_park(*, kind: str, subject_id: str, step: str = "", seconds: float) -> None:
+    """Leave the lease to the queue: work that will run again later (a Celery retry countdown, a re-run that
+    waits for something) stays watched while its message waits. If it has not started within seconds + ttl
+    (the message was lost with the worker that held it), the sweep resumes it like interrupted work, instead
+    of the broker's visibility timeout (20 minutes) doing so. The run that starts takes the lease as usual."""
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Lease.objects.filter(kind=kind, subject_id=subject_id).update(
+            step=step, holder="", token=uuid.uuid4(), expires_at=now + timedelta(seconds=seconds + _ttl())
+        )
+        if not updated:
+            Lease.objects.bulk_create(
+                [
+                    Lease(
+                        kind=kind,
+                        subject_id=subject_id,
+                        step=step,
+                        holder="",
+                        token=uuid.uuid4(),
+                        expires_at=now + timedelta(seconds=seconds + _ttl()),
+                        heartbeat_at=now,
+                    )
+                ],
+                ignore_conflicts=True,
+            )
 
 
 def lease_expired(*, kind: str, subject_id: str) -> bool:

@@ -22,6 +22,7 @@ from exograph.documents.services import (
     EMBED_TASK,
     INDEX_TASK,
     PARSE_TASK,
+    RETRY_BACKOFF_MAX,
     document_stage_embed,
     document_stage_index,
     document_stage_parse,
@@ -29,7 +30,6 @@ from exograph.documents.services import (
 )
 
 MAX_RETRIES = 5
-RETRY_BACKOFF_MAX = 300
 
 RETRYING: dict[str, Any] = {
     "bind": True,

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from billing.models import Hold, HoldStatus
 from exograph.core.errors import Conflict, ExoGraphError, PermanentError, ServiceUnavailable, TransientError
-from exograph.core.leases import LeaseBusy, LeaseKind, lease_hold, lease_kind_register
+from exograph.core.leases import LeaseBusy, LeaseKind, lease_hold, lease_kind_register, lease_park
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 DONE, WAIT, STOPPED = "done", "wait", "stopped"
 RESEARCH_LEASE = "research.session"
+RETRY_WAIT_SECONDS = 60  # the longest countdown of the run task's retries (research/tasks.py)
 EXCERPT_CHARS = 3000
 # Progress (percent) at the start of each phase.
 PERCENT = {"plan": 5, "search": 10, "read": 30, "index": 80, "synthesise": 90}
@@ -489,12 +490,22 @@ def research_session_run(*, session_id: str) -> str:
     session = ResearchSession.objects.filter(pk=session_id).only("status", "step").first()
     if session is None or session.status not in ACTIVE_STATUSES:
         return STOPPED
+    step = session.step or "plan"
     try:
-        with lease_hold(kind=RESEARCH_LEASE, subject_id=str(session.pk), step=session.step or "plan"):
-            return _run_leased(session_id)
+        with lease_hold(kind=RESEARCH_LEASE, subject_id=str(session.pk), step=step):
+            outcome = _run_leased(session_id)
+    except (TransientError, ServiceUnavailable):
+        # The task retries after a countdown (at most RETRY_WAIT_SECONDS): the parked lease watches the message.
+        lease_park(kind=RESEARCH_LEASE, subject_id=str(session.pk), step=step, seconds=RETRY_WAIT_SECONDS)
+        raise
     except LeaseBusy:
         logger.info("research session %s: another live run holds it; this delivery skips", session_id)
         return STOPPED
+    if outcome == WAIT:  # re-run in RESEARCH_INGEST_POLL_SECONDS (research_session_requeue): watched meanwhile
+        lease_park(
+            kind=RESEARCH_LEASE, subject_id=str(session.pk), step=step, seconds=settings.RESEARCH_INGEST_POLL_SECONDS
+        )
+    return outcome
 
 
 def _run_leased(session_id: str) -> str:

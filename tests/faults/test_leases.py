@@ -211,3 +211,45 @@ def test_a_late_redelivery_of_an_earlier_stage_stops(alice_client, funded):
     assert document_stage_parse(document_id=document["id"]) is False
     assert Document.objects.get(pk=document["id"]).stage == DocumentStage.EXTRACT
     assert not Lease.objects.exists()
+
+
+def test_a_stage_waiting_for_its_retry_keeps_a_parked_lease_and_a_lost_retry_is_resumed(
+    alice_client, funded, settings, tmp_path
+):
+    """FalkorDB is down when the index stage writes: the stage raises for Celery's retry and parks its lease for
+    the longest backoff. If that retry message is lost with its worker, the sweep resumes the stage once the
+    parked lease expires (not the broker's 20-minute visibility timeout); the document is charged once."""
+    from exograph.core import falkor
+    from exograph.core.errors import TransientError
+    from exograph.documents.services import (
+        INDEX_TASK,
+        RETRY_BACKOFF_MAX,
+        document_stage_embed,
+        document_stage_index,
+        document_stage_parse,
+    )
+
+    document = _queued_text(alice_client)
+    assert document_stage_parse(document_id=document["id"]) and document_stage_embed(document_id=document["id"])
+    live = settings.FALKORDB_URL
+    settings.FALKORDB_URL = f"unix://{tmp_path}/dead.sock"
+    falkor._clients.clear()
+    try:
+        with pytest.raises(TransientError):
+            document_stage_index(document_id=document["id"], last_attempt=False)
+    finally:
+        settings.FALKORDB_URL = live
+        falkor._clients.clear()
+    parked = Lease.objects.get(kind=DOCUMENT_LEASE, subject_id=document["id"])
+    wait = (parked.expires_at - timezone.now()).total_seconds()
+    assert parked.holder == "" and parked.step == INDEX_TASK
+    assert RETRY_BACKOFF_MAX < wait <= RETRY_BACKOFF_MAX + settings.LEASE_TTL_SECONDS
+    assert leases_sweep() == {}  # still waiting for the retry: nothing to do
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSING
+
+    Lease.objects.filter(pk=parked.pk).update(expires_at=timezone.now() - timedelta(seconds=1))  # the retry was lost
+    assert leases_sweep() == {"resumed": 1}
+
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+    assert not Lease.objects.exists()

@@ -32,6 +32,7 @@ from exograph.documents.services.stages import (
     document_stage_embed,
     document_stage_index,
     document_stage_parse,
+    documents_retry_park,
 )
 from exograph.documents.services.state import UPLOAD_ACTION, _fail, _price
 from exograph.documents.services.text import TEXT_SOURCE_TYPES, text_upload_build
@@ -150,6 +151,14 @@ def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool =
     Returns how many of the group are processed. A TransientError is raised while attempts remain (the task
     retries the group and each document resumes at its stage); otherwise the stages record failures."""
     ids = list(dict.fromkeys(str(i) for i in document_ids))
+    try:
+        return _batch_process(ids, last_attempt=last_attempt)
+    except TransientError:
+        documents_retry_park(ids)  # the group waits for Celery's retry: a lost retry message is resumed anyway
+        raise
+
+
+def _batch_process(ids: list[str], *, last_attempt: bool) -> int:
     at = _resume_points(ids)
     to_embed = [i for i in ids if at.get(i) == 1]
     for i in ids:

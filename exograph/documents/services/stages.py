@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from exograph.core.errors import Conflict, ExoGraphError, TransientError
-from exograph.core.leases import LeaseBusy, lease_hold
+from exograph.core.leases import LeaseBusy, lease_hold, lease_park
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
@@ -29,6 +29,7 @@ from exograph.documents.models import (
 from exograph.documents.parsing import ParseResult, document_text_extract, text_blocks
 from exograph.documents.services.state import (
     DOCUMENT_LEASE,
+    RETRY_BACKOFF_MAX,
     STAGE_PROGRESS,
     STAGE_TASKS,
     _cleanup,
@@ -60,12 +61,29 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, la
     document = _running(document_id)
     if document is None:
         return False
+    step = STAGE_TASKS[DocumentStage(stage)]
     try:
-        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=STAGE_TASKS[DocumentStage(stage)]):
+        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=step):
             return _stage_leased(document, stage, work, last_attempt=last_attempt)
+    except TransientError:
+        documents_retry_park([str(document.pk)])
+        raise
     except LeaseBusy:
         logger.info("document %s: stage %s already runs elsewhere; this duplicate stops", document_id, stage)
         return False
+
+
+def documents_retry_park(document_ids: Sequence[str]) -> None:
+    """Celery retries these documents' stages after its backoff: park each processing one's lease for that long,
+    so a retry message lost with its worker is resumed by the lease sweep (exograph/core/leases.py)."""
+    for pk, stage in Document.objects.filter(pk__in=list(document_ids), status=DocumentStatus.PROCESSING).values_list(
+        "pk", "stage"
+    ):
+        if stage in (DocumentStage.QUEUED, DocumentStage.PARSE, DocumentStage.CHUNK):
+            step = STAGE_TASKS[DocumentStage.PARSE]
+        else:
+            step = STAGE_TASKS[DocumentStage.EMBED if stage == DocumentStage.EMBED else DocumentStage.EXTRACT]
+        lease_park(kind=DOCUMENT_LEASE, subject_id=str(pk), step=step, seconds=RETRY_BACKOFF_MAX)
 
 
 def _stage_leased(document: Document, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:

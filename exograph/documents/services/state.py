@@ -42,6 +42,7 @@ INDEX_TASK = "documents.document_index"
 
 # The lease kind of a document's running stage (exograph/core/leases.py); its step is the stage's task name.
 DOCUMENT_LEASE = "document.stage"
+RETRY_BACKOFF_MAX = 300  # seconds: the longest a stage waits for its Celery retry (the tasks' retry_backoff_max)
 STAGE_TASKS = {DocumentStage.PARSE: PARSE_TASK, DocumentStage.EMBED: EMBED_TASK, DocumentStage.EXTRACT: INDEX_TASK}
 _TASK_STAGES = {task: stage for stage, task in STAGE_TASKS.items()}
 
