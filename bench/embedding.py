@@ -15,6 +15,7 @@ import os
 import platform
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def queries() -> list[str]:
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
-    os.environ.setdefault("EXOGRAPH_VAR_DIR", f"/tmp/exo-bench-embedding-{os.getpid()}")
+    os.environ.setdefault("EXOGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="exo-bench-embedding-"))
     os.environ.setdefault("EXOGRAPH_LOG_LEVEL", "warning")
     os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
     os.environ.pop("DATABASE_URL", None)
@@ -76,9 +77,7 @@ def main() -> None:
                 started = time.perf_counter()
                 embedder.embed_one(text)
                 times[name].append(1000 * (time.perf_counter() - started))
-    diff = max(
-        max(abs(a - b) for a, b in zip(onnx.embed_one(t), torch_only.embed_one(t), strict=True)) for t in texts
-    )
+    diff = max(max(abs(a - b) for a, b in zip(onnx.embed_one(t), torch_only.embed_one(t), strict=True)) for t in texts)
 
     batch = [f"{text} {i}" for i, text in enumerate(texts)][: int(settings.EMBEDDING_BATCH_SIZE)]
     model = onnx._loaded()
