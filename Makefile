@@ -17,6 +17,10 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml p
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	# Front-end packages (htmx, cytoscape) from the npm registry; Django serves their dist files.
 	npm ci --no-audit --no-fund
+	# The local embedding model's ONNX export for search queries, once per venv (~15 s; a no-op when it is there).
+	# If it fails, queries embed with torch (slower, same vectors): the venv is still usable.
+	EXOGRAPH_VAR_DIR=$$(mktemp -d) DATABASE_URL= $(PY) manage.py embedding_onnx_build \
+		|| echo "WARNING: ONNX export failed; search queries will embed with torch"
 	@touch $(STAMP)
 
 venv: $(STAMP)

