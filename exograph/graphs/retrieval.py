@@ -68,10 +68,11 @@ MAX_NGRAM = 6  # longest question n-gram tried as an exact entity name
 PER_ENTITY_CHUNKS = 20  # passages pulled per name into the PPR subgraph
 NAME_SPANS_PER_PASSAGE = 400  # capitalised name spans a passage may link by (name_spans)
 MAX_RING_NAMES = 3_000  # names of the first ring's passages read per query
-# Chosen on the development halves (bench/retrieval.py; one setting for every dataset): a walk that rarely
-# restarts (0.9) carries the mass two hops, from a linked name to its passage to the next name's passage; the
-# dense hits take a small share (0.2) so they do not drown the chain. HippoRAG's 0.5 restart lost ~15 R@5 on 2Wiki.
-PPR_DAMPING = 0.9
+# Chosen on the development halves (bench/retrieval.py), one setting for every dataset: the walk restarts with
+# 0.2 (HippoRAG's 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the
+# passages that one names); the dense hits take a small share (0.2) so they do not drown the chain.
+PPR_DAMPING = 0.8
+PPR_TITLE_LINK = 8.0  # weight of a passage-to-passage link (a passage naming a document's title); mentions weigh < 1
 PPR_PASSAGE_SHARE = 0.2  # share of the reset mass given to the dense passage hits (the rest: linked names)
 PPR_PASSAGE_SEEDS = 10  # dense hits seeded
 PPR_ITERATIONS = 100
@@ -395,6 +396,18 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
         return nodes.setdefault(key, len(nodes))
 
     edges = [(node("c:" + cid), node("n:" + key), 1.0 / math.log(2.0 + frequency[key])) for cid, key in sorted(pairs)]
+    # A passage that names a document's title is tied to that document's passages directly (HippoRAG's
+    # passage-to-passage links): "directed by James Fargo" leads one step to the passage titled "James Fargo".
+    titles = store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} | set(ring)))
+    titled: dict[str, list[str]] = {}
+    for cid, (_document_id, title) in titles.items():
+        if title_key := normalize_name(title):
+            titled.setdefault(title_key, []).append(cid)
+    for cid, key in sorted(pairs):
+        document_id = titles.get(cid, ("", ""))[0]
+        for other in titled.get(key, ()):
+            if titles[other][0] != document_id:
+                edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK))
     for cid, _ in dense_hits:
         node("c:" + cid)
     reset = np.zeros(len(nodes))

@@ -162,3 +162,30 @@ def test_titled_chunks_are_embedded_under_their_title_in_batch_single_and_reembe
     after = store.store_chunk_vector_hits(graph.store_name, vector=question, k=2)
     assert [c for c, _ in after] == [c for c, _ in before]
     assert [round(s, 4) for _, s in after] == [round(s, 4) for _, s in before]
+
+
+def test_graph_mode_walks_from_a_titled_passage_to_the_one_titled_by_the_name_it_writes(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    """Text documents through the real pipeline: the film's passage writes its director's name, and the director's
+    own passage (titled by that name) never names the film. Graph mode reaches it from the film's title in the
+    question; passages alone rank look-alike directors above it."""
+    texts = [
+        ("Forced Vengeance", "Forced Vengeance is a 1982 American action film directed by James Fargo."),
+        ("James Fargo", "He was born in Republic, Washington, and began as an assistant on westerns."),
+        *(
+            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
+            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
+        ),
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="films"))
+    film, director = (str(results[0][0].pk), str(results[1][0].pk))
+    question = "Where was the director of film Forced Vengeance born?"
+
+    def top(mode: str, n: int) -> list[str]:
+        result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode=mode, top_k=5)
+        return [item.document_id for item in result.items if item.kind == "passage"][:n]
+
+    assert set(top("graph", 2)) == {film, director}
+    assert director not in top("passages", 2)

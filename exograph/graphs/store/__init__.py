@@ -38,6 +38,7 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_alias_names,
     store_chunk_mention_names,
     store_chunk_text_hits,
+    store_chunk_titles,
     store_chunk_vector_hits,
     store_chunks,
     store_document_names,

@@ -434,6 +434,19 @@ def store_name_chunks(
     return {r[0]: (list(r[1] or []), int(r[2] or 0), list(r[3] or [])) for r in rows}
 
 
+def store_chunk_titles(store_name: str, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """chunk id -> (document id, the document's title; "" for an untitled upload)."""
+    if not chunk_ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) OPTIONAL MATCH (d:Document {id: c.document_id}) "
+        "RETURN c.id, c.document_id, d.title",
+        {"ids": list(chunk_ids)},
+    )
+    return {r[0]: (r[1] or "", r[2] or "") for r in rows}
+
+
 def store_alias_names(store_name: str, *, keys: Sequence[str], limit: int) -> dict[str, str]:
     """alias key -> the normalised name of the best-supported entity that has it as an alias (indexed)."""
     if not keys:
