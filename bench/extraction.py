@@ -8,7 +8,10 @@ writes them. Reported:
   * entities per passage (mean and median) and relations per passage;
   * bridge coverage: of the entities named in the gold `evidences` triples (subject and object) of the
     2Wiki development questions, the share that is a node of the graph (an extracted or title entity with
-    the same normalised name, graphs.types.normalize_name, as entity linking looks them up).
+    the same normalised name, graphs.types.normalize_name, as entity linking looks them up);
+  * bridge links: of the gold triples (subject, relation, object) whose subject titles a passage, the share
+    where that passage is tied to the object's name, as graph mode walks it: by extraction's mentions alone,
+    and with the names the passage writes (graphs.retrieval.name_spans, linked to the names that are nodes).
 
     .venv/bin/python bench/extraction.py [--data DIR] [--limit N]
 
@@ -67,7 +70,11 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
 
     corpus = json.loads(next(folder.glob("*_corpus.json")).read_text())[:limit]
     questions = json.loads(next(folder.glob("2wiki_dev_*.json")).read_text())
+    from exograph.graphs.retrieval import name_spans
+
     nodes: set[str] = set()
+    mentioned: dict[str, set[str]] = {}  # normalised passage title -> names its passages mention
+    written: dict[str, set[str]] = {}  # normalised passage title -> names its passages write
     per_passage: list[int] = []
     relations: list[int] = []
     t0 = time.perf_counter()
@@ -79,6 +86,9 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         }
         names.discard("")
         nodes |= names
+        title = normalize_name(row["title"])
+        mentioned.setdefault(title, set()).update(normalize_name(m.name) for m in extraction.mentions)
+        written.setdefault(title, set()).update(name_spans(row["text"]))
         per_passage.append(len(names))
         relations.append(len(extraction.relations))
     seconds = time.perf_counter() - t0
@@ -90,6 +100,14 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
                 bridge.append(normalize_name(str(triple[2])))
     bridge = [b for b in bridge if b]
     found = sum(1 for b in bridge if b in nodes)
+    links = [
+        (normalize_name(str(t[0])), normalize_name(str(t[2])))
+        for q in questions
+        for t in q.get("evidences", [])
+        if len(t) == 3 and normalize_name(str(t[0])) in mentioned
+    ]
+    by_mention = sum(1 for s, o in links if o in nodes and o in mentioned[s])
+    by_name = sum(1 for s, o in links if o in nodes and (o in mentioned[s] or o in written[s]))
     return {
         "extractor": settings.DOCUMENTS_EXTRACTOR,
         "passages": len(corpus),
@@ -100,6 +118,9 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         "bridge_entities": len(bridge),
         "bridge_found": found,
         "bridge_coverage": round(100 * found / max(1, len(bridge)), 1),
+        "bridge_links": len(links),
+        "bridge_links_by_mention": round(100 * by_mention / max(1, len(links)), 1),
+        "bridge_links_with_written_names": round(100 * by_name / max(1, len(links)), 1),
         "extraction_seconds": round(seconds, 1),
     }
 
@@ -117,6 +138,10 @@ def markdown(r: dict[str, Any]) -> str:
             f"| {r['entities_per_passage_mean']}, {r['entities_per_passage_median']} | "
             f"{r['relations_per_passage_mean']} | {r['distinct_nodes']} | "
             f"{r['bridge_coverage']}% ({r['bridge_found']} of {r['bridge_entities']}) |",
+            "",
+            f"Gold links (subject passage tied to the object's name) over {r['bridge_links']} triples: "
+            f"{r['bridge_links_by_mention']}% by extraction's mentions alone, "
+            f"{r['bridge_links_with_written_names']}% with the names the passage writes (graph mode).",
             "",
         ]
     )

@@ -76,6 +76,7 @@ PPR_TITLE_LINK = 8.0  # weight of a passage-to-passage link (a passage naming a 
 PPR_PASSAGE_SHARE = 0.2  # share of the reset mass given to the dense passage hits (the rest: linked names)
 PPR_PASSAGE_SEEDS = 10  # dense hits seeded
 PPR_ITERATIONS = 100
+FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 
 @dataclass(frozen=True)
@@ -271,20 +272,7 @@ def graph_walk(*, graph: Graph, seeds: Sequence[str], hops: int, cap: int = WALK
         expanded.extend(frontier)
         reached: list[str] = []
         for row in rows:
-            relations.append(
-                _Relation(
-                    source_id=row["source_id"],
-                    source=row["source"],
-                    type=row["type"],
-                    target_id=row["target_id"],
-                    target=row["target"],
-                    strength=row["strength"],
-                    chunk_ids=row["chunk_ids"],
-                    document_ids=row["document_ids"],
-                    contributors=[int(c) for c in row["contributors"]],
-                    hop=hop,
-                )
-            )
+            relations.append(_relation(row, hop=hop))
             if row["reached"] not in reached and row["reached"] not in expanded:
                 reached.append(row["reached"])
         frontier = reached
@@ -294,6 +282,21 @@ def graph_walk(*, graph: Graph, seeds: Sequence[str], hops: int, cap: int = WALK
     for relation in relations:
         unique.setdefault((relation.source_id, relation.type, relation.target_id), relation)
     return list(unique.values())
+
+
+def _relation(row: dict[str, Any], *, hop: int) -> _Relation:
+    return _Relation(
+        source_id=row["source_id"],
+        source=row["source"],
+        type=row["type"],
+        target_id=row["target_id"],
+        target=row["target"],
+        strength=row["strength"],
+        chunk_ids=row["chunk_ids"],
+        document_ids=row["document_ids"],
+        contributors=[int(c) for c in row["contributors"]],
+        hop=hop,
+    )
 
 
 def personalized_pagerank(
@@ -354,7 +357,7 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
     return keys
 
 
-def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float]], hops: int, top_k: int) -> None:
+def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float]]) -> None:
     """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
     the bounded subgraph of passages and names around them and around the top dense passages, rank it by
     Personalized PageRank and fill read.passages / entities / facts.
@@ -429,9 +432,10 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
         else:
             for eid in names.get(key[2:], ([], 0, []))[2]:
                 read.entities[eid] = max(read.entities.get(eid, 0.0), mass)
-    # Facts: the relations around the linked entities whose two ends both carry mass (the weaker end bounds it).
-    seed_ids = [eid for key in seeds for eid in names[key][2]][: top_k * 2]
-    relations = graph_walk(graph=read.graph, seeds=seed_ids, hops=hops) if seed_ids else []
+    # Facts: the relations between the entities that carry the most mass (the weaker end bounds a fact's mass),
+    # one read instead of a walk: what PPR reached is what the facts may join.
+    heavy = sorted(read.entities, key=lambda eid: (-read.entities[eid], eid))[:FACT_ENTITIES]
+    relations = [_relation(row, hop=1) for row in store.store_relations_among(store_name, ids=heavy, limit=WALK_CAP)]
     for relation in relations:
         mass = min(read.entities.get(relation.source_id, 0.0), read.entities.get(relation.target_id, 0.0))
         triple = relation.triple
@@ -596,7 +600,9 @@ def retrieve(
             dense = store.store_chunk_vector_hits(
                 graph.store_name, vector=vector, k=PPR_PASSAGE_SEEDS, vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH
             )
-            _graph_rank(read=read, question=text, dense=dense, hops=hops, top_k=top_k)
+            _graph_rank(
+                read=read, question=text, dense=dense
+            )  # PPR decides how far it reaches; hops bound hybrid's walk
         else:
             read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
             if checked_mode == "hybrid":

@@ -50,6 +50,7 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_name_chunks,
     store_passages,
     store_related,
+    store_relations_among,
     store_search_lists,
     store_search_text_lists,
     store_search_vector_lists,

@@ -386,21 +386,38 @@ def store_walk_hop(
             "limit": limit,
         },
     )
-    return [
-        {
-            "source_id": r[0],
-            "source": r[1] or "",
-            "type": r[2],
-            "target_id": r[3],
-            "target": r[4] or "",
-            "reached": r[5],
-            "strength": int(r[6] or 0),
-            "chunk_ids": list(r[7] or []),
-            "document_ids": list(r[8] or []),
-            "contributors": list(r[9] or []),
-        }
-        for r in rows
-    ]
+    return [_relation_row(r) for r in rows]
+
+
+def _relation_row(r: list[Any]) -> dict[str, Any]:
+    return {
+        "source_id": r[0],
+        "source": r[1] or "",
+        "type": r[2],
+        "target_id": r[3],
+        "target": r[4] or "",
+        "reached": r[5],
+        "strength": int(r[6] or 0),
+        "chunk_ids": list(r[7] or []),
+        "document_ids": list(r[8] or []),
+        "contributors": list(r[9] or []),
+    }
+
+
+def store_relations_among(store_name: str, *, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """The typed relations whose two ends are both among ids (the strongest first, at most limit), in
+    store_walk_hop's row shape."""
+    if not ids:
+        return []
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (a:Entity {id: eid}) WITH a MATCH (a)-[r]->(b:Entity) "
+        "WHERE b.id IN $ids AND NOT type(r) IN $structural "
+        "RETURN a.id, a.name, type(r), b.id, b.name, b.id AS reached, r.count, r.chunk_ids, r.document_ids, r.contributors "
+        "ORDER BY r.count DESC, a.id, b.id LIMIT $limit",
+        {"ids": list(ids), "structural": _STRUCTURAL, "limit": limit},
+    )
+    return [_relation_row(r) for r in rows]
 
 
 def store_chunk_mention_names(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
