@@ -436,6 +436,13 @@ def markdown(results: dict[str, Any]) -> str:
         f"Total run time {results['total_seconds']} s on {results['machine']}.",
         "",
     ]
+    reused = [name for name, d in results["datasets"].items() if d.get("ingest_reused")]
+    if reused:
+        lines += [
+            f"Ingest reused (--state) for {', '.join(reused)}: the total counts only the questions; each dataset's "
+            "ingest time is the run that ingested it.",
+            "",
+        ]
     if results.get("runs"):
         lines += [
             "Merged from separate runs (one process per dataset): "
