@@ -50,7 +50,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -135,6 +135,24 @@ class HeldLease:
         return bool(renewed)
 
 
+def _row_ensure(*, kind: str, subject_id: str, step: str, now: datetime) -> None:
+    """The lease row of (kind, subject_id), created unheld and expired if it is missing (a racing creator wins)."""
+    Lease.objects.bulk_create(
+        [
+            Lease(
+                kind=kind,
+                subject_id=subject_id,
+                step=step,
+                holder="",
+                token=uuid.uuid4(),
+                expires_at=now,
+                heartbeat_at=now,
+            )
+        ],
+        ignore_conflicts=True,
+    )
+
+
 def lease_acquire(*, kind: str, subject_id: str, step: str = "", ttl: float | None = None) -> HeldLease:
     """Take the lease on (kind, subject_id) for this process. Raises LeaseBusy if a live runner holds it.
 
@@ -143,20 +161,7 @@ def lease_acquire(*, kind: str, subject_id: str, step: str = "", ttl: float | No
     now = timezone.now()
     token = uuid.uuid4()
     with transaction.atomic():
-        Lease.objects.bulk_create(
-            [
-                Lease(
-                    kind=kind,
-                    subject_id=subject_id,
-                    step=step,
-                    holder="",
-                    token=uuid.uuid4(),
-                    expires_at=now,
-                    heartbeat_at=now,
-                )
-            ],
-            ignore_conflicts=True,
-        )
+        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
         lease = Lease.objects.select_for_update().get(kind=kind, subject_id=subject_id)
         if lease.holder and lease.expires_at > now and not _holder_dead(lease.holder):
             raise LeaseBusy(f"{kind}:{subject_id} is held by {lease.holder} until {lease.expires_at.isoformat()}")
@@ -212,24 +217,10 @@ def lease_park(*, kind: str, subject_id: str, step: str = "", seconds: float) ->
     of the broker's visibility timeout (20 minutes) doing so. The run that starts takes the lease as usual."""
     now = timezone.now()
     with transaction.atomic():
-        updated = Lease.objects.filter(kind=kind, subject_id=subject_id).update(
+        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
+        Lease.objects.filter(kind=kind, subject_id=subject_id).update(
             step=step, holder="", token=uuid.uuid4(), expires_at=now + timedelta(seconds=seconds + _ttl())
         )
-        if not updated:
-            Lease.objects.bulk_create(
-                [
-                    Lease(
-                        kind=kind,
-                        subject_id=subject_id,
-                        step=step,
-                        holder="",
-                        token=uuid.uuid4(),
-                        expires_at=now + timedelta(seconds=seconds + _ttl()),
-                        heartbeat_at=now,
-                    )
-                ],
-                ignore_conflicts=True,
-            )
 
 
 def lease_expired(*, kind: str, subject_id: str) -> bool:

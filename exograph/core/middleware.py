@@ -67,15 +67,18 @@ async def _send_too_large(send: Send, *, path: str, limit: int) -> None:
     else:
         body = f"<!doctype html><title>Too large</title><h1>Request too large</h1><p>{message}</p>".encode()
         content_type = b"text/html; charset=utf-8"
+    await _send_response(send, status=413, content_type=content_type, body=body, headers=[(b"connection", b"close")])
+
+
+async def _send_response(
+    send: Send, *, status: int, content_type: bytes, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """A whole response this middleware answers itself (Django never saw the request)."""
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", content_type),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
+            "status": status,
+            "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *headers],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -156,18 +159,13 @@ async def _send_server_busy(send: Send, *, path: str, waited: float) -> None:
             f"<body><h1>ExoGraph is busy</h1><p>{message} Retry in {SERVER_BUSY_RETRY_AFTER} seconds.</p></body></html>"
         ).encode()
         content_type = b"text/html; charset=utf-8"
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 503,
-            "headers": [
-                (b"content-type", content_type),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", str(SERVER_BUSY_RETRY_AFTER).encode()),
-            ],
-        }
+    await _send_response(
+        send,
+        status=503,
+        content_type=content_type,
+        body=body,
+        headers=[(b"retry-after", str(SERVER_BUSY_RETRY_AFTER).encode())],
     )
-    await send({"type": "http.response.body", "body": body})
 
 
 class RequestGateMiddleware:

@@ -71,7 +71,7 @@ class Embedder(Protocol):
 def chunk_embedding_text(text: str, *, title: str = "") -> str:
     """What a chunk is embedded as: a titled document's chunks (text documents, research sources) carry the
     title as a first line, a contextual header, so a passage about X is found by a question naming X even where
-    its text says "he" or "the film" (2Wiki, MuSiQue and HotpotQA vector R@5 rise by 5-8 points, bench/retrieval).
+    its text says "he" or "the film" (bench/retrieval vector R@5: MuSiQue 48.8 -> 56.5, HotpotQA 80.6 -> 81.8).
     Untitled documents, and chunks that already open with their title, embed their text alone."""
     title = " ".join(title.split())
     if not title or text.lstrip().startswith(title):
@@ -186,7 +186,7 @@ class LocalEmbedder:
                 "embedder": LOCAL_NAME,
                 "torch_threads": threads,
                 "max_seq_length": model.max_seq_length,
-                "query_runtime": "onnxruntime" if self._onnx is not None else "torch",
+                "query_runtime": self.query_runtime,
             },
         )
         return model

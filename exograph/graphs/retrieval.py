@@ -202,6 +202,11 @@ _EDGE_PUNCT = "?.,!;:\"'“”‘’«»()[]{}"
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
+def _as_written(span: str) -> str:
+    """A name as a text writes it: surrounding punctuation and a trailing possessive dropped."""
+    return _POSSESSIVE.sub("", span.strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
+
+
 def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
     """Normalised word n-grams of the question (1..max_n words, longest first), the keys exact entity linking
     tries: words alone ("walker texas ranger") and as written, inner punctuation kept and a possessive dropped
@@ -219,8 +224,7 @@ def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
         for start in range(len(words) - n + 1):
             add(_POSSESSIVE.sub("", " ".join(words[start : start + n])))
         for start in range(len(tokens) - n + 1):
-            written = " ".join(tokens[start : start + n]).strip(_EDGE_PUNCT)
-            add(_POSSESSIVE.sub("", written).strip(_EDGE_PUNCT))
+            add(_as_written(" ".join(tokens[start : start + n])))
     return keys[:400]
 
 
@@ -340,7 +344,7 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
     tokens = text.split()
     keys: list[str] = []
     for start, first in enumerate(tokens):
-        if not (first[:1].isupper() or first[:1].isdigit()) and not first.strip(_EDGE_PUNCT)[:1].isupper():
+        if not (first.strip(_EDGE_PUNCT)[:1].isupper() or first[:1].isdigit()):
             continue
         for n in range(1, max_n + 1):
             if start + n > len(tokens):
@@ -348,8 +352,7 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
             last = tokens[start + n - 1].strip(_EDGE_PUNCT)
             if not (last[:1].isupper() or last[:1].isdigit()):
                 continue
-            written = _POSSESSIVE.sub("", " ".join(tokens[start : start + n]).strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
-            key = normalize_name(written)
+            key = normalize_name(_as_written(" ".join(tokens[start : start + n])))
             if len(key) >= 3 and key not in keys:
                 keys.append(key)
                 if len(keys) >= limit:
@@ -375,7 +378,6 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
     texts = store.store_chunks(store_name, ring)
-    pairs: set[tuple[str, str]] = {(c, k) for k in seeds for c in names[k][0]}
     mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
     written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
     wanted = [k for _, k in mentions] + [k for spans in written.values() for k in spans]
@@ -386,9 +388,9 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
             per_name=PER_ENTITY_CHUNKS,
         )
     )
-    pairs.update(mentions)
+    pairs: set[tuple[str, str]] = set(mentions)
     pairs.update((cid, k) for cid, spans in written.items() for k in spans if k in names)
-    for key, (cids, _total, _eids) in names.items():
+    for key, (cids, _total, _eids) in names.items():  # the seeds' passages and the ring names' passages
         pairs.update((cid, key) for cid in cids)
     frequency = {key: max(1, total) for key, (_cids, total, _eids) in names.items()}
     for _, key in pairs:

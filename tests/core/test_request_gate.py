@@ -6,47 +6,17 @@ time is a clear 503 server_busy with Retry-After; the health endpoints answer wh
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
-import uvicorn
 from django.db import connection
 
 from tests.core.gate_urls import Holding
+from tests.live import LiveServer
 
 POOL_SIZE = 3
 BURST = 8  # requests at once, each holding a connection for a second
-
-
-class _Server:
-    """exograph.asgi:application under uvicorn in a thread, on a free loopback port."""
-
-    def __init__(self) -> None:
-        from exograph.asgi import application
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        self.url = f"http://127.0.0.1:{port}"
-        config = uvicorn.Config(
-            application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", log_config=None
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name="gate-uvicorn", daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
 
 
 def _set_pool(options: dict[str, object] | None) -> None:
@@ -67,17 +37,18 @@ def tiny_pool(transactional_db) -> Iterator[None]:  # type: ignore[no-untyped-de
 
 
 @pytest.fixture
-def serve(tiny_pool, settings) -> Iterator[Callable[..., _Server]]:  # type: ignore[no-untyped-def]
+def serve(tiny_pool, settings) -> Iterator[Callable[..., LiveServer]]:  # type: ignore[no-untyped-def]
     """Start the service with a gate of `slots` (0: none) and a queue timeout; stopped at the end."""
     settings.ROOT_URLCONF = "tests.core.gate_urls"
     Holding.reset()
-    started: list[_Server] = []
+    started: list[LiveServer] = []
 
-    def start(*, slots: int, queue_timeout: float = 120.0) -> _Server:
+    def start(*, slots: int, queue_timeout: float = 120.0) -> LiveServer:
         # A server's gate is sized from these on its first request (each server runs its own event loop).
         settings.REQUEST_CONCURRENCY = slots
         settings.REQUEST_QUEUE_TIMEOUT_SECONDS = queue_timeout
-        started.append(_Server())
+        started.append(LiveServer(lifespan="off"))
+        started[-1].start()
         return started[-1]
 
     try:

@@ -9,7 +9,6 @@ balance change. Every page: no console errors, no failed requests; a screenshot 
 from __future__ import annotations
 
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from exograph.graphs import store
 from exograph.graphs.models import Graph
 from tests.billing.conftest import FakeStripe, completed_session, event, sign
 from tests.documents.conftest import fixtures_dir
+from tests.live import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -40,18 +40,12 @@ CHROMIUM_ARGS = [
 PASSWORD = "a-long-browser-password-9"  # noqa: S105 (test account)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def live_server_url(settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """The real ASGI app (HTTP + /ws/events/) served by uvicorn in a thread of this process (eager Celery)."""
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still sync.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     settings.EXOGRAPH_PUBLIC_URL = base
     from exograph.asgi import application

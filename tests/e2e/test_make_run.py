@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,13 +16,9 @@ import psutil
 import pytest
 from django.conf import settings
 
+from tests.live import free_port
+
 EMBEDDED_ENV_VARS = ("DATABASE_URL", "REDIS_URL", "FALKORDB_URL", "DJANGO_SECRET_KEY", "CELERY_TASK_ALWAYS_EAGER")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_for(url: str, timeout: float = 90) -> httpx.Response:
@@ -40,7 +35,7 @@ def _wait_for(url: str, timeout: float = 90) -> httpx.Response:
 def run_env():
     var_dir = tempfile.mkdtemp(prefix="exo-run-", dir="/tmp")
     env = {k: v for k, v in os.environ.items() if k not in EMBEDDED_ENV_VARS}
-    env.update(EXOGRAPH_VAR_DIR=var_dir, EXOGRAPH_PORT=str(_free_port()))
+    env.update(EXOGRAPH_VAR_DIR=var_dir, EXOGRAPH_PORT=str(free_port()))
     return env
 
 

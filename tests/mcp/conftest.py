@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +13,6 @@ from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from django.conf import settings
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -24,45 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from billing.services import credits_grant_admin
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class LiveServer:
-    """exograph.asgi:application under uvicorn in a thread, with the ASGI lifespan on."""
-
-    def __init__(self) -> None:
-        from exograph.asgi import application
-
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            application,
-            host="127.0.0.1",
-            port=self.port,
-            lifespan="on",
-            log_level="warning",
-            server_header=False,
-            log_config=None,  # keep Django's LOGGING (redaction): uvicorn's default would replace its handlers
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name="live-uvicorn", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+from tests.live import LiveServer
 
 
 @pytest.fixture(autouse=True)

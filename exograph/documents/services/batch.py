@@ -28,13 +28,14 @@ from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
 from exograph.documents.services.stages import (
+    _stage_task,
     _title_entity_add,
     document_stage_embed,
     document_stage_index,
     document_stage_parse,
     documents_retry_park,
 )
-from exograph.documents.services.state import UPLOAD_ACTION, _fail, _price
+from exograph.documents.services.state import EMBED_TASK, INDEX_TASK, PARSE_TASK, UPLOAD_ACTION, _fail, _price
 from exograph.documents.services.text import TEXT_SOURCE_TYPES, text_upload_build
 from exograph.documents.services.upload import document_charge_direct, document_create, document_upload_prepare
 from exograph.graphs.models import Graph
@@ -179,14 +180,14 @@ def _resume_points(ids: list[str]) -> dict[str, int]:
     for pk, status, stage in Document.objects.filter(pk__in=ids, deleted_at__isnull=True).values_list(
         "pk", "status", "stage"
     ):
-        if status == DocumentStatus.PENDING or (
-            status == DocumentStatus.PROCESSING
-            and stage in (DocumentStage.QUEUED, DocumentStage.PARSE, DocumentStage.CHUNK)
-        ):
+        if status == DocumentStatus.PENDING:
             points[str(pk)] = 0
         elif status == DocumentStatus.PROCESSING:
-            points[str(pk)] = 1 if stage == DocumentStage.EMBED else 2
+            points[str(pk)] = _RESUME_POINTS[_stage_task(stage)]
     return points
+
+
+_RESUME_POINTS = {PARSE_TASK: 0, EMBED_TASK: 1, INDEX_TASK: 2}
 
 
 def _chunks_embed(*, document_ids: list[str], last_attempt: bool) -> None:

@@ -79,11 +79,7 @@ def documents_retry_park(document_ids: Sequence[str]) -> None:
     for pk, stage in Document.objects.filter(pk__in=list(document_ids), status=DocumentStatus.PROCESSING).values_list(
         "pk", "stage"
     ):
-        if stage in (DocumentStage.QUEUED, DocumentStage.PARSE, DocumentStage.CHUNK):
-            step = STAGE_TASKS[DocumentStage.PARSE]
-        else:
-            step = STAGE_TASKS[DocumentStage.EMBED if stage == DocumentStage.EMBED else DocumentStage.EXTRACT]
-        lease_park(kind=DOCUMENT_LEASE, subject_id=str(pk), step=step, seconds=RETRY_BACKOFF_MAX)
+        lease_park(kind=DOCUMENT_LEASE, subject_id=str(pk), step=_stage_task(stage), seconds=RETRY_BACKOFF_MAX)
 
 
 def _stage_leased(document: Document, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
@@ -140,6 +136,13 @@ def _stage_passed(document: Document, stage: str) -> bool:
     if document.stage not in _STAGE_ORDER:
         return False
     return _STAGE_ORDER.index(DocumentStage(document.stage)) > _STAGE_ORDER.index(_STAGE_LAST[DocumentStage(stage)])
+
+
+def _stage_task(stage: str) -> str:
+    """The task that runs a document at this sub-stage: the first whose last sub-stage is not behind it."""
+    at = _STAGE_ORDER.index(DocumentStage(stage)) if stage in _STAGE_ORDER else 0
+    task_stage = next(t for t in STAGE_TASKS if _STAGE_ORDER.index(_STAGE_LAST[t]) >= at)
+    return STAGE_TASKS[task_stage]
 
 
 def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str]) -> None:
