@@ -21,6 +21,7 @@ Engine: graphs/retrieval.py. Full text only and vector only are its direct chunk
 `retrieval.retrieve` in those modes. The engine used is written into the results.
 
     .venv/bin/python bench/retrieval.py [--data DIR] [--limit N] [--datasets 2wikimultihopqa,hotpotqa,musique]
+        [--modes fulltext,vector,hybrid,graph] [--state DIR [--ingest-only]]
 
 --limit N keeps the first N questions and only the passages they need plus (for 2Wiki) N*10 others.
 """
@@ -187,6 +188,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
     parser.add_argument(
+        "--modes", default=",".join(MODES), help=f"modes to ask in, comma-separated (default all: {','.join(MODES)})"
+    )
+    parser.add_argument(
         "--state",
         type=Path,
         default=None,
@@ -207,6 +211,9 @@ def main() -> None:
         help="instead of running: merge the results of runs made with --out A,B,... into bench/results/<--out>",
     )
     args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    if unknown := sorted(set(modes) - set(MODES)):
+        parser.error(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
     global OUT
     OUT = args.out
     if args.merge:
@@ -222,6 +229,7 @@ def main() -> None:
             names=[n for n in args.datasets.split(",") if n],
             state=args.state,
             ingest_only=args.ingest_only,
+            modes=modes,
         )
     finally:
         if server is not None:
@@ -229,7 +237,13 @@ def main() -> None:
 
 
 def run(
-    data: Path, *, limit: int | None, names: list[str], state: Path | None = None, ingest_only: bool = False
+    data: Path,
+    *,
+    limit: int | None,
+    names: list[str],
+    state: Path | None = None,
+    ingest_only: bool = False,
+    modes: Sequence[str] = MODES,
 ) -> None:
     import django
 
@@ -251,8 +265,8 @@ def run(
             continue
         engine, search = engine_for(user=user, graph=graph, doc_to_keys=doc_to_keys)
         queries_started = time.perf_counter()
-        modes: dict[str, Any] = {}
-        for mode in MODES:
+        measured: dict[str, Any] = {}
+        for mode in modes:
             per_question: list[tuple[set[str], list[str]]] = []
             latencies: list[float] = []
             for question, gold in dataset.questions:
@@ -260,8 +274,8 @@ def run(
                 ranked = search(mode, question)
                 latencies.append((time.perf_counter() - t0) * 1000)
                 per_question.append((gold, ranked))
-            modes[mode] = summarize(per_question, latencies)
-            print(f"{name} {mode}: {modes[mode]}", flush=True)
+            measured[mode] = summarize(per_question, latencies)
+            print(f"{name} {mode}: {measured[mode]}", flush=True)
         results["datasets"][name] = {
             "passages": len(dataset.passages),
             "documents": len(doc_to_keys),
@@ -270,7 +284,7 @@ def run(
             "ingest_reused": reused,
             "query_seconds": round(time.perf_counter() - queries_started, 1),
             "engine": engine,
-            "modes": modes,
+            "modes": measured,
             "published": PUBLISHED.get(name, []),
             "published_note": published_note(name, passages=len(dataset.passages), limit=limit),
         }

@@ -72,10 +72,17 @@ MAX_RING_NAMES = 3_000  # names of the first ring's passages read per query
 # 0.2 (HippoRAG's 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the
 # passages that one names); the dense hits take a small share (0.2) so they do not drown the chain.
 PPR_DAMPING = 0.8
-PPR_TITLE_LINK = 8.0  # weight of a passage-to-passage link (a passage naming a document's title); mentions weigh < 1
+# Weight of a passage naming a document's title, shared by that document's passages (a name points at a
+# document, not at each of its chunks in full); a mention weighs < 1.
+PPR_TITLE_LINK = 8.0
 PPR_PASSAGE_SHARE = 0.2  # share of the reset mass given to the dense passage hits (the rest: linked names)
 PPR_PASSAGE_SEEDS = 10  # dense hits seeded
 PPR_ITERATIONS = 100
+# Passages of one source (same document title, or same untitled document) after the first SAME_SOURCE_FREE
+# are damped by SAME_SOURCE_DAMP per extra passage: a chain's hops sit in different sources, and a source that
+# every hop names would otherwise fill the top ranks with its own passages. Order within a source is kept.
+SAME_SOURCE_FREE = 1
+SAME_SOURCE_DAMP = 0.5
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 
@@ -203,8 +210,12 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 
 
 def _as_written(span: str) -> str:
-    """A name as a text writes it: surrounding punctuation and a trailing possessive dropped."""
-    return _POSSESSIVE.sub("", span.strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
+    """A name as a text writes it: surrounding punctuation and a trailing possessive dropped, the closing
+    bracket of a qualifier kept ("Kadal (1968 film)?" -> "Kadal (1968 film)")."""
+    name = _POSSESSIVE.sub("", span.strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
+    if name.count("(") == name.count(")") + 1 and span[span.index(name) + len(name) :].startswith(")"):
+        name += ")"
+    return name
 
 
 def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
@@ -360,6 +371,32 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
     return keys
 
 
+_QUALIFIER = re.compile(r"\s*\([^()]*\)$")
+
+
+def title_keys(title: str) -> list[str]:
+    """The keys a passage may name a document's title by: the title, and for a disambiguated title
+    ("William Clemens (film director)", "Whispers (Corina song)") also the bare name before the qualifier."""
+    keys = [key] if (key := normalize_name(title)) else []
+    if (bare := normalize_name(_QUALIFIER.sub("", title))) and bare not in keys:
+        keys.append(bare)
+    return keys
+
+
+def _damp_same_source(scores: dict[str, float], titles: dict[str, tuple[str, str]]) -> dict[str, float]:
+    """Passage scores with each source's passages past its first SAME_SOURCE_FREE damped (see the constants);
+    a source is a document title (normalised), or the document itself when untitled."""
+    seen: dict[str, int] = {}
+    damped: dict[str, float] = {}
+    for cid in sorted(scores, key=lambda c: (-scores[c], c)):
+        document_id, title = titles.get(cid, (cid, ""))
+        source = normalize_name(title) or document_id
+        extra = seen.get(source, 0) - SAME_SOURCE_FREE + 1
+        seen[source] = seen.get(source, 0) + 1
+        damped[cid] = scores[cid] * (SAME_SOURCE_DAMP**extra if extra > 0 else 1.0)
+    return damped
+
+
 def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float]]) -> None:
     """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
     the bounded subgraph of passages and names around them and around the top dense passages, rank it by
@@ -406,13 +443,13 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     titles = store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} | set(ring)))
     titled: dict[str, list[str]] = {}
     for cid, (_document_id, title) in titles.items():
-        if title_key := normalize_name(title):
+        for title_key in title_keys(title):
             titled.setdefault(title_key, []).append(cid)
     for cid, key in sorted(pairs):
         document_id = titles.get(cid, ("", ""))[0]
-        for other in titled.get(key, ()):
-            if titles[other][0] != document_id:
-                edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK))
+        targets = [other for other in titled.get(key, ()) if titles[other][0] != document_id]
+        for other in targets:
+            edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK / len(targets)))
     for cid, _ in dense_hits:
         node("c:" + cid)
     reset = np.zeros(len(nodes))
@@ -434,6 +471,7 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
         else:
             for eid in names.get(key[2:], ([], 0, []))[2]:
                 read.entities[eid] = max(read.entities.get(eid, 0.0), mass)
+    read.passages = _damp_same_source(read.passages, titles)
     # Facts: the relations between the entities that carry the most mass (the weaker end bounds a fact's mass),
     # one read instead of a walk: what PPR reached is what the facts may join.
     heavy = sorted(read.entities, key=lambda eid: (-read.entities[eid], eid))[:FACT_ENTITIES]

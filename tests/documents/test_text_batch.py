@@ -189,3 +189,31 @@ def test_graph_mode_walks_from_a_titled_passage_to_the_one_titled_by_the_name_it
 
     assert set(top("graph", 2)) == {film, director}
     assert director not in top("passages", 2)
+
+
+def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qualifier(
+    alice, graph, django_capture_on_commit_callbacks, monkeypatch
+):
+    """Wikipedia-style titles: the film's passage writes "James Fargo", the director's document is titled
+    "James Fargo (director)" and its passage never writes his name. The bare name links the two; without that
+    link the look-alike directors rank above him. The question names the film with its qualifier."""
+    texts = [
+        ("Forced Vengeance (1982 film)", "Forced Vengeance is a 1982 American action film directed by James Fargo."),
+        ("James Fargo (director)", "He was born in Republic, Washington, and began as an assistant on westerns."),
+        *(
+            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
+            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
+        ),
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="qualified"))
+    film, director = (str(results[0][0].pk), str(results[1][0].pk))
+    question = "Where was the director of film Forced Vengeance (1982 Film) born?"
+
+    def top(n: int) -> list[str]:
+        result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=5)
+        return [item.document_id for item in result.items if item.kind == "passage"][:n]
+
+    assert set(top(2)) == {film, director}
+    monkeypatch.setattr(retrieval, "title_keys", lambda title: [retrieval.normalize_name(title)])
+    assert director not in top(2)

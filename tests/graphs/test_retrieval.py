@@ -20,6 +20,7 @@ from exograph.graphs.retrieval import (
     question_keys,
     retrieve,
     retrieve_for_user,
+    title_keys,
 )
 from exograph.graphs.services import graph_create
 from exograph.graphs.types import entity_id_for
@@ -273,6 +274,34 @@ def test_question_keys_try_longest_names_first() -> None:
     keys = question_keys("Who produced Walker, Texas Ranger's pilot and Forced Vengeance’s score?")
     assert "walker, texas ranger" in keys and "forced vengeance" in keys and "walker texas ranger" in keys
     assert keys.index("walker, texas ranger") < keys.index("texas ranger")  # longer names first
+    # A disambiguated title keeps its qualifier's closing bracket, before a question mark or a possessive.
+    assert "kadal (1968 film)" in question_keys("Where did the composer of film Kadal (1968 Film) die?")
+    assert "archibald hamilton (1790–1815)" in question_keys("Who was Archibald Hamilton (1790–1815)'s father?")
+    assert "gloria (vivaldi)" in name_spans('His "Gloria (Vivaldi)", written in Venice.')
+
+
+def test_passages_of_one_source_past_the_first_are_damped_in_order() -> None:
+    from exograph.graphs.retrieval import _damp_same_source
+
+    scores = {"war:0": 1.0, "war:1": 0.9, "war:2": 0.8, "general:0": 0.6, "notes:0": 0.5, "notes:1": 0.4}
+    titles = {
+        **{f"war:{n}": (f"war-{n}", "Korean War") for n in range(3)},  # three documents, one title
+        "general:0": ("general", "Douglas MacArthur"),
+        "notes:0": ("notes", ""),  # one untitled document, two chunks
+        "notes:1": ("notes", ""),
+    }
+    damped = _damp_same_source(scores, titles)
+    assert sorted(damped, key=lambda c: -damped[c]) == ["war:0", "general:0", "notes:0", "war:1", "war:2", "notes:1"]
+    assert damped["war:1"] == pytest.approx(0.45) and damped["war:2"] == pytest.approx(0.2)
+    assert damped["general:0"] == 0.6 and damped["notes:1"] == pytest.approx(0.2)
+
+
+def test_title_keys_add_the_bare_name_of_a_disambiguated_title() -> None:
+    assert title_keys("William Clemens (film director)") == ["william clemens (film director)", "william clemens"]
+    assert title_keys("Orlando furioso (Vivaldi, 1714)") == ["orlando furioso (vivaldi, 1714)", "orlando furioso"]
+    assert title_keys("Forced Vengeance") == ["forced vengeance"]
+    assert title_keys("(film)") == ["(film)"] and title_keys("") == []
+    assert title_keys("Tom (the cat) Smith") == ["tom (the cat) smith"]  # a qualifier ends the title
 
 
 def test_full_text_ranks_the_rare_word_above_a_repeated_common_one(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
