@@ -16,6 +16,7 @@ exact numpy search over the same vectors. Results: bench/results/graph.json and 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -301,6 +302,11 @@ def run(tmp: Path) -> None:  # noqa: PLR0915
         response = client.get(f"/api/v1/world/entities/{entity}/")
         assert response.status_code == 200, response.content[:300]  # noqa: S101
 
+    # The loader's own objects (the generated names, rows and vectors of 100k entities) are no part of a server
+    # process: freeze them out of the cyclic collector, whose full passes over them otherwise land in the timed
+    # calls (measured: about +3 ms p95 on search_entities with such a heap, none once frozen).
+    gc.collect()
+    gc.freeze()
     # warm-up (model load, connection pool, query plans)
     for q in search_queries[:10]:
         entities_search(actor=querier, query=q, n_results=10, scope=Scope.WORLD)

@@ -414,8 +414,9 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     seeds = [k for k in dict.fromkeys([*keys, *aliases.values()]) if k in names]
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
-    texts = store.store_chunks(store_name, ring)
+    pending_texts = _pool.submit(store.store_chunks, store_name, ring)  # overlaps the mentions read
     mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
+    texts = pending_texts.result()
     written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
     wanted = [k for _, k in mentions] + [k for spans in written.values() for k in spans]
     names.update(
@@ -440,7 +441,8 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     edges = [(node("c:" + cid), node("n:" + key), 1.0 / math.log(2.0 + frequency[key])) for cid, key in sorted(pairs)]
     # A passage that names a document's title is tied to that document's passages directly (HippoRAG's
     # passage-to-passage links): "directed by James Fargo" leads one step to the passage titled "James Fargo".
-    titles = store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} | set(ring)))
+    titles = {cid: (row["document_id"], row["title"]) for cid, row in texts.items()}  # the ring's, read above
+    titles.update(store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} - set(titles))))
     titled: dict[str, list[str]] = {}
     for cid, (_document_id, title) in titles.items():
         for title_key in title_keys(title):
