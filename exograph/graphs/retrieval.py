@@ -67,9 +67,8 @@ WALK_CAP = 60  # relations a walk may return per graph, shared equally by the ho
 MAX_NGRAM = 6  # longest question n-gram tried as an exact entity name
 PER_ENTITY_CHUNKS = 20  # passages pulled per name into the PPR subgraph
 NAME_SPANS_PER_PASSAGE = 400  # capitalised name spans a passage may link by (name_spans)
-MAX_RING_NAMES = (
-    1_500  # names of the first ring's passages read per query (bounds the slowest queries; 3,000 ranked the same)
-)
+# Names of the first ring's passages read per query: bounds the slowest queries (3,000 ranked the same).
+MAX_RING_NAMES = 1_500
 # Chosen on the development halves (bench/retrieval.py), one setting for every dataset: the walk restarts with
 # 0.2 (HippoRAG's 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the
 # passages that one names); the dense hits take a small share (0.2) so they do not drown the chain.
