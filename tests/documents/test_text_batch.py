@@ -164,31 +164,39 @@ def test_titled_chunks_are_embedded_under_their_title_in_batch_single_and_reembe
     assert [round(s, 4) for _, s in after] == [round(s, 4) for _, s in before]
 
 
+def _film_and_director(alice, graph, capture, *, film_title: str, director_title: str) -> tuple[str, str]:
+    """Ingest (real pipeline) a film whose passage writes "James Fargo", his own passage that never writes his
+    name, and four look-alike directors; returns the film's and the director's document ids."""
+    texts = [
+        (film_title, "Forced Vengeance is a 1982 American action film directed by James Fargo."),
+        (director_title, "He was born in Republic, Washington, and began as an assistant on westerns."),
+        *(
+            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
+            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
+        ),
+    ]
+    with capture(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix=director_title))
+    return str(results[0][0].pk), str(results[1][0].pk)
+
+
+def _top_passages(alice, graph, question: str, *, mode: str, n: int) -> list[str]:
+    result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode=mode, top_k=5)
+    return [item.document_id for item in result.items if item.kind == "passage"][:n]
+
+
 def test_graph_mode_walks_from_a_titled_passage_to_the_one_titled_by_the_name_it_writes(
     alice, graph, django_capture_on_commit_callbacks
 ):
     """Text documents through the real pipeline: the film's passage writes its director's name, and the director's
     own passage (titled by that name) never names the film. Graph mode reaches it from the film's title in the
     question; passages alone rank look-alike directors above it."""
-    texts = [
-        ("Forced Vengeance", "Forced Vengeance is a 1982 American action film directed by James Fargo."),
-        ("James Fargo", "He was born in Republic, Washington, and began as an assistant on westerns."),
-        *(
-            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
-            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
-        ),
-    ]
-    with django_capture_on_commit_callbacks(execute=True):
-        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="films"))
-    film, director = (str(results[0][0].pk), str(results[1][0].pk))
+    film, director = _film_and_director(
+        alice, graph, django_capture_on_commit_callbacks, film_title="Forced Vengeance", director_title="James Fargo"
+    )
     question = "Where was the director of film Forced Vengeance born?"
-
-    def top(mode: str, n: int) -> list[str]:
-        result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode=mode, top_k=5)
-        return [item.document_id for item in result.items if item.kind == "passage"][:n]
-
-    assert set(top("graph", 2)) == {film, director}
-    assert director not in top("passages", 2)
+    assert set(_top_passages(alice, graph, question, mode="graph", n=2)) == {film, director}
+    assert director not in _top_passages(alice, graph, question, mode="passages", n=2)
 
 
 def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qualifier(
@@ -197,22 +205,17 @@ def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qua
     """Wikipedia-style titles: the film's passage writes "James Fargo", the director's document is titled
     "James Fargo (director)" and its passage never writes his name. The bare name links the two; without that
     link the look-alike directors rank above him. The question names the film with its qualifier."""
-    texts = [
-        ("Forced Vengeance (1982 film)", "Forced Vengeance is a 1982 American action film directed by James Fargo."),
-        ("James Fargo (director)", "He was born in Republic, Washington, and began as an assistant on westerns."),
-        *(
-            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
-            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
-        ),
-    ]
-    with django_capture_on_commit_callbacks(execute=True):
-        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="qualified"))
-    film, director = (str(results[0][0].pk), str(results[1][0].pk))
+    film, director = _film_and_director(
+        alice,
+        graph,
+        django_capture_on_commit_callbacks,
+        film_title="Forced Vengeance (1982 film)",
+        director_title="James Fargo (director)",
+    )
     question = "Where was the director of film Forced Vengeance (1982 Film) born?"
 
     def top(n: int) -> list[str]:
-        result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=5)
-        return [item.document_id for item in result.items if item.kind == "passage"][:n]
+        return _top_passages(alice, graph, question, mode="graph", n=n)
 
     assert set(top(2)) == {film, director}
     monkeypatch.setattr(retrieval, "title_keys", lambda title: [retrieval.normalize_name(title)])
