@@ -19,7 +19,7 @@ from billing.services import credit_balance, credits_grant_admin
 from exograph.celery import app as celery_app
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
-from exograph.documents.services.state import DOCUMENT_LEASE
+from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK
 from exograph.graphs import store
 from exograph.graphs.models import Graph
 from tests.faults.conftest import database_url, wait_until
@@ -59,15 +59,21 @@ def test_worker_killed_mid_stage_the_document_is_resumed_and_paid_once(alice, al
         document_id, price = response.json()["id"], response.json()["credits_charged"]
         assert credit_balance(account=alice) == 100 - price
 
+        held = Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id, step=EMBED_TASK).exclude(holder="")
+
         def stage_running() -> bool:
             assert first.process.poll() is None, first.log()[-3000:]
-            return Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id).exclude(holder="").exists()
+            return held.exists()
 
-        wait_until(stage_running, timeout=RUNNING_BOUND, what="a stage of the document running", interval=0.05)
+        # The embed stage (the model's load, then 60 sections): long enough that the kill lands inside it. Parse
+        # of a text is over in a few ms, and a kill just after it ends finds no stage running: the next stage's
+        # message, reserved by the dead worker, then waits for the broker's visibility timeout instead.
+        wait_until(stage_running, timeout=RUNNING_BOUND, what="the embed stage running", interval=0.05)
         os.killpg(first.process.pid, signal.SIGKILL)  # the worker and its pool children, mid-stage
         first.process.wait(timeout=10)
         killed_at = time.monotonic()
         assert Document.objects.get(pk=document_id).status == DocumentStatus.PROCESSING
+        assert held.exists(), "the kill landed after the embed stage ended, not inside it"
 
         second = start_worker(**urls, queues="ingest,default", extra_env=env)  # what make run's supervisor does
 
@@ -75,7 +81,10 @@ def test_worker_killed_mid_stage_the_document_is_resumed_and_paid_once(alice, al
             assert second.process.poll() is None, second.log()[-3000:]
             return Document.objects.get(pk=document_id).status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED)
 
-        wait_until(finished, timeout=RECOVERY_BOUND, what="the interrupted document finished", interval=0.5)
+        try:
+            wait_until(finished, timeout=RECOVERY_BOUND, what="the interrupted document finished", interval=0.5)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the new worker's log:\n{second.log()[-3000:]}") from None
         recovered_in = time.monotonic() - killed_at
         document = Document.objects.get(pk=document_id)
         assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, second.log()[-3000:])
@@ -83,7 +92,10 @@ def test_worker_killed_mid_stage_the_document_is_resumed_and_paid_once(alice, al
         entries = list(CreditEntry.objects.filter(reference__contains=document_id).values_list("kind", "amount"))
         assert entries == [("charge", -price)]  # paid exactly once, nothing refunded
         assert credit_balance(account=alice) == 100 - price
-        assert not Lease.objects.filter(subject_id=document_id).exists()
+        # The last stage marks the document processed, then lets its lease go.
+        wait_until(
+            lambda: not Lease.objects.filter(subject_id=document_id).exists(), timeout=30, what="the lease released"
+        )
         print(f"worker SIGKILLed mid-stage: document processed {recovered_in:.1f} s later")  # the fault table
     finally:
         celery_app.conf.task_always_eager = previous
