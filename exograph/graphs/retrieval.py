@@ -48,7 +48,7 @@ from exograph.graphs.selectors import (
     snippet,
 )
 from exograph.graphs.store.core import STOPWORDS
-from exograph.graphs.types import EntityHit, normalize_name
+from exograph.graphs.types import MAX_NAME_LENGTH, EntityHit, normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -213,8 +213,10 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 def _as_written(span: str) -> str:
     """A name as a text writes it: surrounding punctuation and a trailing possessive dropped, the closing
     bracket of a qualifier kept ("Kadal (1968 film)?" -> "Kadal (1968 film)")."""
-    name = _POSSESSIVE.sub("", span.strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)
-    if name.count("(") == name.count(")") + 1 and span[span.index(name) + len(name) :].startswith(")"):
+    name = span.strip(_EDGE_PUNCT)
+    if name.endswith(("'s", "’s")):  # a bare trailing apostrophe went with the edge punctuation
+        name = name[:-2].strip(_EDGE_PUNCT)
+    if "(" in name and name.count("(") == name.count(")") + 1 and span[span.index(name) + len(name) :].startswith(")"):
         name += ")"
     return name
 
@@ -354,22 +356,24 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
     differently: "jazz musician Charles" for "Charles"). Scripts without case give no spans; their links are
     extraction's alone."""
     tokens = text.split()
-    keys: list[str] = []
+    stripped = [token.strip(_EDGE_PUNCT) for token in tokens]
+    ends = [word[:1].isupper() or word[:1].isdigit() for word in stripped]
+    # ASCII without NULs: split/join leaves single spaces only, so lowering is all normalize_name would do.
+    plain = text.isascii() and "\x00" not in text
+    keys: dict[str, None] = {}
     for start, first in enumerate(tokens):
-        if not (first.strip(_EDGE_PUNCT)[:1].isupper() or first[:1].isdigit()):
+        if not (stripped[start][:1].isupper() or first[:1].isdigit()):
             continue
-        for n in range(1, max_n + 1):
-            if start + n > len(tokens):
-                break
-            last = tokens[start + n - 1].strip(_EDGE_PUNCT)
-            if not (last[:1].isupper() or last[:1].isdigit()):
+        for end in range(start, min(start + max_n, len(tokens))):
+            if not ends[end]:
                 continue
-            key = normalize_name(_as_written(" ".join(tokens[start : start + n])))
+            name = _as_written(" ".join(tokens[start : end + 1]))
+            key = name.lower().strip()[:MAX_NAME_LENGTH] if plain else normalize_name(name)
             if len(key) >= 3 and key not in keys:
-                keys.append(key)
+                keys[key] = None
                 if len(keys) >= limit:
-                    return keys
-    return keys
+                    return list(keys)
+    return list(keys)
 
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)$")

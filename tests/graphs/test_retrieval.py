@@ -85,6 +85,15 @@ def test_name_spans_are_the_capitalised_names_a_passage_writes() -> None:
     assert len(name_spans(" ".join(f"Name{i}" for i in range(1000)), limit=50)) == 50
 
 
+def test_name_spans_of_an_ascii_text_and_of_one_with_accents_agree() -> None:
+    """ASCII text takes a fast path (lowering only); text with any other character goes through normalize_name.
+    Both give the same keys for the same names, in the same order."""
+    text = "Forced Vengeance is a 1982 film by James  Fargo,\tset in Walker, Texas Ranger's town (Kadal (1968 Film))."
+    assert name_spans("café " + text) == name_spans(text)  # a lowercase word is in no span
+    assert name_spans(text.replace("James", "Jámes")) == name_spans(text)  # normalize_name strips the accent
+    assert name_spans(text.replace("town", "town\x00")) == name_spans(text)
+
+
 def test_graph_mode_follows_a_name_the_passage_writes_but_extraction_missed(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The film's passage writes "James Fargo" but its extraction kept only the film; the director's passage
     mentions him. The question names the film only: graph mode reaches the director's passage through the
