@@ -11,41 +11,24 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from billing.services import credit_balance, credits_grant_admin
-from exograph.celery import app as celery_app
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs import store
 from exograph.graphs.models import Graph
 from tests.documents.conftest import fixture_bytes
 from tests.factories import search_entities
+from tests.faults.conftest import database_url, tasks_via_broker
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-
-def _database_url() -> str:
-    """The URL of this test's own database (the test database pytest-django created)."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        name = str(db["NAME"])
-        assert not name.startswith(("file:memorydb", ":memory:")), "the SQLite test database must be a file"
-        return f"sqlite:///{name}"
-    assert connection.vendor == "postgresql"
-    auth = db["USER"] or ""
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    host = db.get("HOST") or "127.0.0.1"
-    port = db.get("PORT") or 5432
-    return f"postgres://{auth}@{host}:{port}/{db['NAME']}"
 
 
 @pytest.fixture
 def celery_worker_process(tmp_path):
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "FALKORDB_URL": settings.FALKORDB_URL,
         "REDIS_URL": settings.REDIS_URL,
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -97,30 +80,28 @@ def celery_worker_process(tmp_path):
 def test_upload_is_processed_by_a_real_worker(alice, alice_client, celery_worker_process):
     worker, log_path = celery_worker_process
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False  # send to the broker, like production
     try:
-        payload = {
-            "file_content_base64": base64.b64encode(fixture_bytes("pdf/pm_naacl06-shinyama.pdf")).decode(),
-            "filename": "naacl06.pdf",
-        }
-        response = alice_client.post("/api/v1/documents/", payload, format="json")
-        assert response.status_code == 201, response.json()
-        document_id = response.json()["id"]
-        deadline = time.monotonic() + 240  # bounded wait: model load + 8 pages on a busy 2-core machine
-        status = None
-        while time.monotonic() < deadline:
-            status = Document.objects.filter(id=document_id).values_list("status", flat=True).first()
-            if status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED):
-                break
-            assert worker.poll() is None, log_path.read_text()[-3000:]
-            time.sleep(0.5)
-        assert status == DocumentStatus.PROCESSED, (status, log_path.read_text()[-3000:])
-        assert "documents.document_index" in log_path.read_text()
-        hits = search_entities(user=alice, query="Information Extraction", scope=Scope.PRIVATE)
-        assert any(hit["name"] == "Information Extraction" for hit in hits)
-        assert credit_balance(account=alice) == 100 - 13
+        with tasks_via_broker():
+            payload = {
+                "file_content_base64": base64.b64encode(fixture_bytes("pdf/pm_naacl06-shinyama.pdf")).decode(),
+                "filename": "naacl06.pdf",
+            }
+            response = alice_client.post("/api/v1/documents/", payload, format="json")
+            assert response.status_code == 201, response.json()
+            document_id = response.json()["id"]
+            deadline = time.monotonic() + 240  # bounded wait: model load + 8 pages on a busy 2-core machine
+            status = None
+            while time.monotonic() < deadline:
+                status = Document.objects.filter(id=document_id).values_list("status", flat=True).first()
+                if status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED):
+                    break
+                assert worker.poll() is None, log_path.read_text()[-3000:]
+                time.sleep(0.5)
+            assert status == DocumentStatus.PROCESSED, (status, log_path.read_text()[-3000:])
+            assert "documents.document_index" in log_path.read_text()
+            hits = search_entities(user=alice, query="Information Extraction", scope=Scope.PRIVATE)
+            assert any(hit["name"] == "Information Extraction" for hit in hits)
+            assert credit_balance(account=alice) == 100 - 13
     finally:
-        celery_app.conf.task_always_eager = previous
         for graph_id in Graph.objects.values_list("id", flat=True):
             store.store_drop(f"exo:{graph_id}")

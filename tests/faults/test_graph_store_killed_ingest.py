@@ -14,14 +14,13 @@ from django.conf import settings
 
 from billing.models import CreditEntry
 from billing.services import credit_balance, credits_grant_admin
-from exograph.celery import app as celery_app
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.models import Lease
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK
 from exograph.graphs.services import graph_create
-from tests.faults.conftest import database_url, wait_until
+from tests.faults.conftest import database_url, tasks_via_broker, wait_until
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -49,9 +48,7 @@ def test_graph_store_killed_during_ingest_the_document_is_processed_once_and_dat
     worker = start_worker(
         redis_url=settings.REDIS_URL, broker_url=settings.CELERY_BROKER_URL, queues="ingest,default", extra_env=env
     )
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False
-    try:
+    with tasks_via_broker():
         response = alice_client.post("/api/v1/documents/", {"text": TEXT, "title": "Franklin"}, format="json")
         assert response.status_code == 201, response.json()
         document_id, price = response.json()["id"], response.json()["credits_charged"]
@@ -87,5 +84,3 @@ def test_graph_store_killed_during_ingest_the_document_is_processed_once_and_dat
         assert old.status_code == 200 and old.json()["results"][0]["name"] == "Qubit"
         new = alice_client.get("/api/v1/entities/search", {"query": "Rosalind Franklin"})
         assert new.status_code == 200 and new.json()["results"], new.json()
-    finally:
-        celery_app.conf.task_always_eager = previous

@@ -21,12 +21,11 @@ from django.db.models import Sum
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
 from billing.services import credit_balance, credits_grant_admin
-from exograph.celery import app as celery_app
 from exograph.core.models import Lease
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.services.pipeline import RESEARCH_LEASE
 from tests.fakes.llm_chat import FakeOpenAIChatServer
-from tests.faults.conftest import database_url, wait_until
+from tests.faults.conftest import session_stores, short_lease_env, tasks_via_broker, wait_until
 from tests.research.conftest import (  # noqa: F401 (fixtures: the World Graph row, world sources)
     _world_row_and_stores,
     fund,
@@ -70,31 +69,20 @@ def test_worker_killed_mid_research_the_sweep_resumes_the_session_on_a_new_worke
 
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
     with _SlowSynthesis() as llm:
-        env = {
-            "DATABASE_URL": database_url(),
-            "EXOGRAPH_LEASE_TTL": "4",
-            "EXOGRAPH_LEASE_SWEEP": "2",
-            "DJANGO_SECURE_SSL_REDIRECT": "0",
-            "RESEARCH_INGEST_POLL_SECONDS": "0.5",
-            "RESEARCH_PROVIDER": "openai",
-            "LLM_BASE_URL": llm.base_url,
-            "LLM_API_KEY": llm.api_key,
-            "CHAT_SNAP_MODEL": "fast-model",
-            "LLM_TIMEOUT_SECONDS": "150",
-            "LLM_MAX_RETRIES": "0",
-        }
-        # The session's stores, whatever they are (CI: Redis on TCP for cache/broker, embedded FalkorDB for graphs).
-        urls = {
-            "redis_url": settings.REDIS_URL,
-            "broker_url": settings.CELERY_BROKER_URL,
-            "falkordb_url": settings.FALKORDB_URL,
-        }
+        env = short_lease_env(
+            RESEARCH_INGEST_POLL_SECONDS="0.5",
+            RESEARCH_PROVIDER="openai",
+            LLM_BASE_URL=llm.base_url,
+            LLM_API_KEY=llm.api_key,
+            CHAT_SNAP_MODEL="fast-model",
+            LLM_TIMEOUT_SECONDS="150",
+            LLM_MAX_RETRIES="0",
+        )
+        urls = session_stores()
         queues = "research,ingest,default"
         first = start_worker(**urls, queues=queues, extra_env=env)
         start_worker(**urls, command="beat", extra_env=env)
-        previous = celery_app.conf.task_always_eager
-        celery_app.conf.task_always_eager = False  # send to the broker, like production
-        try:
+        with tasks_via_broker():
             session = research_session_create(actor=alice, query="quantum error correction")
             session_id = str(session.id)
 
@@ -123,8 +111,6 @@ def test_worker_killed_mid_research_the_sweep_resumes_the_session_on_a_new_worke
 
             wait_until(finished, timeout=RECOVERY_BOUND, what="the interrupted session finished", interval=0.5)
             recovered_in = time.monotonic() - killed_at
-        finally:
-            celery_app.conf.task_always_eager = previous
     session.refresh_from_db()
     assert session.status == ResearchStatus.COMPLETED, (session.error, second.log()[-3000:])
     assert "expired; resumed" in second.log()  # the sweep resumed it, not the broker's visibility timeout

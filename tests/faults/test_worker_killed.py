@@ -12,17 +12,15 @@ import signal
 import time
 
 import pytest
-from django.conf import settings
 
 from billing.models import CreditEntry
 from billing.services import credit_balance, credits_grant_admin
-from exograph.celery import app as celery_app
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
 from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from tests.faults.conftest import database_url, wait_until
+from tests.faults.conftest import session_stores, short_lease_env, tasks_via_broker, wait_until
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -37,67 +35,54 @@ RUNNING_BOUND, RECOVERY_BOUND = 180, 240
 
 def test_worker_killed_mid_stage_the_document_is_resumed_and_paid_once(alice, alice_client, start_worker):
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
-    env = {
-        "DATABASE_URL": database_url(),
-        "EXOGRAPH_LEASE_TTL": "4",
-        "EXOGRAPH_LEASE_SWEEP": "2",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-    }
-    # The session's stores, whatever they are (CI: Redis on TCP for cache/broker, embedded FalkorDB for graphs).
-    urls = {
-        "redis_url": settings.REDIS_URL,
-        "broker_url": settings.CELERY_BROKER_URL,
-        "falkordb_url": settings.FALKORDB_URL,
-    }
+    env, urls = short_lease_env(), session_stores()
     first = start_worker(**urls, queues="ingest,default", extra_env=env)
     start_worker(**urls, command="beat", extra_env=env)
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False  # send to the broker, like production
     try:
-        response = alice_client.post("/api/v1/documents/", {"text": TEXT, "title": "Lovelace notes"}, format="json")
-        assert response.status_code == 201, response.json()
-        document_id, price = response.json()["id"], response.json()["credits_charged"]
-        assert credit_balance(account=alice) == 100 - price
+        with tasks_via_broker():
+            response = alice_client.post("/api/v1/documents/", {"text": TEXT, "title": "Lovelace notes"}, format="json")
+            assert response.status_code == 201, response.json()
+            document_id, price = response.json()["id"], response.json()["credits_charged"]
+            assert credit_balance(account=alice) == 100 - price
 
-        held = Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id, step=EMBED_TASK).exclude(holder="")
+            held = Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id, step=EMBED_TASK).exclude(holder="")
 
-        def stage_running() -> bool:
-            assert first.process.poll() is None, first.log()[-3000:]
-            return held.exists()
+            def stage_running() -> bool:
+                assert first.process.poll() is None, first.log()[-3000:]
+                return held.exists()
 
-        # The embed stage (the model's load, then 60 sections): long enough that the kill lands inside it. Parse
-        # of a text is over in a few ms, and a kill just after it ends finds no stage running: the next stage's
-        # message, reserved by the dead worker, then waits for the broker's visibility timeout instead.
-        wait_until(stage_running, timeout=RUNNING_BOUND, what="the embed stage running", interval=0.05)
-        os.killpg(first.process.pid, signal.SIGKILL)  # the worker and its pool children, mid-stage
-        first.process.wait(timeout=10)
-        killed_at = time.monotonic()
-        assert Document.objects.get(pk=document_id).status == DocumentStatus.PROCESSING
-        assert held.exists(), "the kill landed after the embed stage ended, not inside it"
+            # The embed stage (the model's load, then 60 sections): long enough that the kill lands inside it. Parse
+            # of a text is over in a few ms, and a kill just after it ends finds no stage running: the next stage's
+            # message, reserved by the dead worker, then waits for the broker's visibility timeout instead.
+            wait_until(stage_running, timeout=RUNNING_BOUND, what="the embed stage running", interval=0.05)
+            os.killpg(first.process.pid, signal.SIGKILL)  # the worker and its pool children, mid-stage
+            first.process.wait(timeout=10)
+            killed_at = time.monotonic()
+            assert Document.objects.get(pk=document_id).status == DocumentStatus.PROCESSING
+            assert held.exists(), "the kill landed after the embed stage ended, not inside it"
 
-        second = start_worker(**urls, queues="ingest,default", extra_env=env)  # what make run's supervisor does
+            second = start_worker(**urls, queues="ingest,default", extra_env=env)  # what make run's supervisor does
 
-        def finished() -> bool:
-            assert second.process.poll() is None, second.log()[-3000:]
-            return Document.objects.get(pk=document_id).status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED)
+            def finished() -> bool:
+                assert second.process.poll() is None, second.log()[-3000:]
+                return Document.objects.get(pk=document_id).status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED)
 
-        try:
-            wait_until(finished, timeout=RECOVERY_BOUND, what="the interrupted document finished", interval=0.5)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; the new worker's log:\n{second.log()[-3000:]}") from None
-        recovered_in = time.monotonic() - killed_at
-        document = Document.objects.get(pk=document_id)
-        assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, second.log()[-3000:])
-        assert "expired; resumed" in second.log()
-        entries = list(CreditEntry.objects.filter(reference__contains=document_id).values_list("kind", "amount"))
-        assert entries == [("charge", -price)]  # paid exactly once, nothing refunded
-        assert credit_balance(account=alice) == 100 - price
-        # The last stage marks the document processed, then lets its lease go.
-        wait_until(
-            lambda: not Lease.objects.filter(subject_id=document_id).exists(), timeout=30, what="the lease released"
-        )
-        print(f"worker SIGKILLed mid-stage: document processed {recovered_in:.1f} s later")  # the fault table
+            try:
+                wait_until(finished, timeout=RECOVERY_BOUND, what="the interrupted document finished", interval=0.5)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the new worker's log:\n{second.log()[-3000:]}") from None
+            recovered_in = time.monotonic() - killed_at
+            document = Document.objects.get(pk=document_id)
+            assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, second.log()[-3000:])
+            assert "expired; resumed" in second.log()
+            entries = list(CreditEntry.objects.filter(reference__contains=document_id).values_list("kind", "amount"))
+            assert entries == [("charge", -price)]  # paid exactly once, nothing refunded
+            assert credit_balance(account=alice) == 100 - price
+            # The last stage marks the document processed, then lets its lease go.
+            wait_until(
+                lambda: not Lease.objects.filter(subject_id=document_id).exists(), timeout=30, what="the lease released"
+            )
+            print(f"worker SIGKILLed mid-stage: document processed {recovered_in:.1f} s later")  # the fault table
     finally:
-        celery_app.conf.task_always_eager = previous
         for graph_id in Graph.objects.values_list("id", flat=True):
             store.store_drop(f"exo:{graph_id}")

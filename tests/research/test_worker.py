@@ -16,28 +16,18 @@ from typing import Any
 import psutil
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
 from billing.services import credit_balance
-from exograph.celery import app as celery_app
 from exograph.core.scope import Scope
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from tests.factories import search_entities
 from tests.fakes.llm_chat import FakeOpenAIChatServer
+from tests.faults.conftest import database_url, tasks_via_broker
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 URL = "/api/v1/research/"
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    assert connection.vendor == "postgresql"
-    auth = db["USER"] or ""
-    if db.get("PASSWORD"):
-        auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
@@ -49,7 +39,7 @@ def start_worker(tmp_path) -> Iterator[Callable[..., tuple[subprocess.Popen[byte
     def start(**extra_env: str) -> tuple[subprocess.Popen[bytes], Path]:
         env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": database_url(),
             "FALKORDB_URL": settings.FALKORDB_URL,
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -72,12 +62,10 @@ def start_worker(tmp_path) -> Iterator[Callable[..., tuple[subprocess.Popen[byte
         started.append(worker)
         return worker, log_path
 
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False  # send to the broker, like production
     try:
-        yield start
+        with tasks_via_broker():
+            yield start
     finally:
-        celery_app.conf.task_always_eager = previous
         for worker in started:
             worker.terminate()
             try:
