@@ -48,7 +48,7 @@ from exograph.graphs.selectors import (
     snippet,
 )
 from exograph.graphs.store.core import STOPWORDS
-from exograph.graphs.types import MAX_NAME_LENGTH, EntityHit, normalize_name
+from exograph.graphs.types import EntityHit, normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -207,15 +207,16 @@ def rrf(lists: Sequence[Sequence[str]], *, k: int = RRF_K) -> dict[str, float]:
 
 
 _EDGE_PUNCT = "?.,!;:\"'“”‘’«»()[]{}"
-_POSSESSIVE = re.compile(r"['’]s?$")
+
+
+def _without_possessive(name: str) -> str:
+    return name[:-2] if name.endswith(("'s", "’s")) else name
 
 
 def _as_written(span: str) -> str:
     """A name as a text writes it: surrounding punctuation and a trailing possessive dropped, the closing
     bracket of a qualifier kept ("Kadal (1968 film)?" -> "Kadal (1968 film)")."""
-    name = span.strip(_EDGE_PUNCT)
-    if name.endswith(("'s", "’s")):  # a bare trailing apostrophe went with the edge punctuation
-        name = name[:-2].strip(_EDGE_PUNCT)
+    name = _without_possessive(span.strip(_EDGE_PUNCT)).strip(_EDGE_PUNCT)  # a bare apostrophe went with the edge
     if "(" in name and name.count("(") == name.count(")") + 1 and span[span.index(name) + len(name) :].startswith(")"):
         name += ")"
     return name
@@ -236,7 +237,7 @@ def question_keys(question: str, *, max_n: int = MAX_NGRAM) -> list[str]:
 
     for n in range(min(max_n, max(len(words), len(tokens))), 0, -1):
         for start in range(len(words) - n + 1):
-            add(_POSSESSIVE.sub("", " ".join(words[start : start + n])))
+            add(_without_possessive(" ".join(words[start : start + n])))
         for start in range(len(tokens) - n + 1):
             add(_as_written(" ".join(tokens[start : start + n])))
     return keys[:400]
@@ -358,8 +359,6 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
     tokens = text.split()
     stripped = [token.strip(_EDGE_PUNCT) for token in tokens]
     ends = [word[:1].isupper() or word[:1].isdigit() for word in stripped]
-    # ASCII without NULs: split/join leaves single spaces only, so lowering is all normalize_name would do.
-    plain = text.isascii() and "\x00" not in text
     keys: dict[str, None] = {}
     for start, first in enumerate(tokens):
         if not (stripped[start][:1].isupper() or first[:1].isdigit()):
@@ -367,8 +366,7 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
         for end in range(start, min(start + max_n, len(tokens))):
             if not ends[end]:
                 continue
-            name = _as_written(" ".join(tokens[start : end + 1]))
-            key = name.lower().strip()[:MAX_NAME_LENGTH] if plain else normalize_name(name)
+            key = normalize_name(_as_written(" ".join(tokens[start : end + 1])))
             if len(key) >= 3 and key not in keys:
                 keys[key] = None
                 if len(keys) >= limit:

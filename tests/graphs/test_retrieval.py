@@ -86,8 +86,7 @@ def test_name_spans_are_the_capitalised_names_a_passage_writes() -> None:
 
 
 def test_name_spans_of_an_ascii_text_and_of_one_with_accents_agree() -> None:
-    """ASCII text takes a fast path (lowering only); text with any other character goes through normalize_name.
-    Both give the same keys for the same names, in the same order."""
+    """normalize_name takes a fast path for ASCII names; an accented name gives the same key, in the same order."""
     text = "Forced Vengeance is a 1982 film by James  Fargo,\tset in Walker, Texas Ranger's town (Kadal (1968 Film))."
     assert name_spans("café " + text) == name_spans(text)  # a lowercase word is in no span
     assert name_spans(text.replace("James", "Jámes")) == name_spans(text)  # normalize_name strips the accent
