@@ -377,11 +377,18 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
 _QUALIFIER = re.compile(r"\s*\([^()]*\)$")
 
 
+def title_bare(title: str) -> str:
+    """A disambiguated title's bare name, as written ("Whispers (Corina song)" -> "Whispers"); "" when the title
+    has no qualifier. Passages and questions name a document by it, so it is also the title entity's alias."""
+    bare = _QUALIFIER.sub("", title).strip()
+    return bare if bare and normalize_name(bare) != normalize_name(title) else ""
+
+
 def title_keys(title: str) -> list[str]:
     """The keys a passage may name a document's title by: the title, and for a disambiguated title
     ("William Clemens (film director)", "Whispers (Corina song)") also the bare name before the qualifier."""
     keys = [key] if (key := normalize_name(title)) else []
-    if (bare := normalize_name(_QUALIFIER.sub("", title))) and bare not in keys:
+    if (bare := normalize_name(title_bare(title))) and bare not in keys:
         keys.append(bare)
     return keys
 
@@ -412,9 +419,12 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     store_name = read.graph.store_name
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
-    aliases = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4)
-    names = store.store_name_chunks(store_name, keys=[*keys, *aliases.values()], per_name=PER_ENTITY_CHUNKS)
-    seeds = [k for k in dict.fromkeys([*keys, *aliases.values()]) if k in names]
+    # An alias links to every name that has it ("III" -> each album titled "III (...)"): PPR sorts out which.
+    aliases = [
+        n for found in store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4).values() for n in found
+    ]
+    names = store.store_name_chunks(store_name, keys=[*keys, *aliases], per_name=PER_ENTITY_CHUNKS)
+    seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
     pending_texts = _pool.submit(store.store_chunks, store_name, ring)  # overlaps the mentions read

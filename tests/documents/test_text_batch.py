@@ -220,3 +220,60 @@ def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qua
     assert set(top(2)) == {film, director}
     monkeypatch.setattr(retrieval, "title_keys", lambda title: [retrieval.normalize_name(title)])
     assert director not in top(2)
+
+
+def _bare_title_chain(alice, graph, capture) -> tuple[str, str]:
+    """A film titled "Kadal (1968 film)" whose passage never writes "Kadal" but names its director, the director's
+    own passage (titled by his name), and eight look-alike directors."""
+    texts = [
+        ("Kadal (1968 film)", "It is a Malayalam drama released in 1968 and directed by M. Krishnan Nair."),
+        ("M. Krishnan Nair", "Nair grew up in Thiruvananthapuram and began as an assistant in the Madras studios."),
+        *(
+            (f"Director {name}", f"{name} is a film director who was born in {town} and directed drama films.")
+            for name, town in (
+                ("Ann Lee", "Ohio"),
+                ("Bo Kim", "Texas"),
+                ("Cy Dunn", "Maine"),
+                ("Di Roe", "Utah"),
+                ("Ed Poe", "Iowa"),
+                ("Flo Ng", "Idaho"),
+                ("Gus Orr", "Kansas"),
+                ("Hal Ives", "Nevada"),
+            )
+        ),
+    ]
+    with capture(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="kadal"))
+    return str(results[0][0].pk), str(results[1][0].pk)
+
+
+def test_a_question_naming_a_title_without_its_qualifier_links_to_that_document(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    """Questions name "Kadal (1968 film)" as "Kadal": the title entity carries the bare name as an alias, so graph
+    mode seeds the film from it and walks on to the director it names."""
+    question = "Where was the director of Kadal born?"
+    film, director = _bare_title_chain(alice, graph, django_capture_on_commit_callbacks)
+    [(aliases,)] = store.ro_query(
+        graph.store_name, "MATCH (e:Entity {normalized_name: 'kadal (1968 film)'}) RETURN e.alias_keys", {}
+    )
+    assert "kadal" in aliases
+    assert set(_top_passages(alice, graph, question, mode="graph", n=2)) == {film, director}
+    # The seed is the alias's title entity: it carries the most mass of the evidence's entities.
+    result = retrieval.retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=5)
+    entities = [item for item in result.items if item.kind == "entity"]
+    assert entities[0].text.startswith("Kadal (1968 film)")
+
+
+def test_an_alias_shared_by_several_titles_links_the_question_to_each(alice, graph, django_capture_on_commit_callbacks):
+    """Two albums titled "III (...)": the question's "III" links to both names, best supported first."""
+    texts = [
+        ("III (Stanton Moore album)", "The third record by the drummer, released in 2006 on Telarc."),
+        ("III (Sabaton album)", "A Swedish metal record of 2003 about battles."),
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="iii"))
+    found = store.store_alias_names(graph.store_name, keys=["iii", "nothing"], limit=10)
+    assert set(found) == {"iii"}
+    assert sorted(found["iii"]) == ["iii (sabaton album)", "iii (stanton moore album)"]
+    assert store.store_alias_names(graph.store_name, keys=["iii"], limit=10, per_key=1)["iii"][0] in found["iii"]

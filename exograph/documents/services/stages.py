@@ -149,6 +149,7 @@ def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str
     """Make a titled document's title an entity mentioned by every one of its chunks (HippoRAG-style: a
     passage about "X" links to X, so other passages naming X reach it). Reuses the type of a same-named
     extracted entity so both merge into one node; else CONCEPT. Mutates extraction; no I/O."""
+    from exograph.graphs.retrieval import title_bare
     from exograph.graphs.types import normalize_name
 
     key = normalize_name(title)
@@ -158,6 +159,8 @@ def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str
     if same is None:
         same = Entity(name=title, type="CONCEPT", description=f"The subject of the document titled {title[:200]}.")
         extraction.entities.append(same)
+    if (bare := title_bare(title)) and bare not in same.aliases:
+        same.aliases.append(bare)  # "Whispers (Corina song)" is asked about, and written, as "Whispers"
     mentioned = {(m.chunk_id, normalize_name(m.name), m.type) for m in extraction.mentions}
     for chunk_id in chunk_ids:
         if (chunk_id, key, same.type) not in mentioned:
