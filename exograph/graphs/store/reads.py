@@ -146,7 +146,6 @@ def store_entities(store_name: str, ids: Sequence[str]) -> dict[str, dict[str, A
 
 # Alias lookups read the alias_keys array index: `key IN e.alias_keys` with the key first is an index
 # scan (an any(...) filter over the array scans every entity: 60 ms at 100k entities, 0.2 ms indexed).
-ALIAS_NAMES_PER_KEY = 5  # graph mode: names one alias links a question to ("III" -> several albums)
 ALIAS_FIND = "MATCH (e:Entity) WHERE $key IN e.alias_keys RETURN e.id ORDER BY size(e.document_ids) DESC LIMIT 1"
 ALIAS_HITS = (
     "UNWIND $keys AS key MATCH (e:Entity) WHERE key IN e.alias_keys "
@@ -478,9 +477,7 @@ def store_chunk_titles(store_name: str, chunk_ids: Sequence[str]) -> dict[str, t
     return {r[0]: (r[1] or "", r[2] or "") for r in rows}
 
 
-def store_alias_names(
-    store_name: str, *, keys: Sequence[str], limit: int, per_key: int = ALIAS_NAMES_PER_KEY
-) -> dict[str, list[str]]:
+def store_alias_names(store_name: str, *, keys: Sequence[str], limit: int, per_key: int) -> dict[str, list[str]]:
     """alias key -> the normalised names (other than the key) of the entities that have it as an alias, best
     supported first, at most per_key of them (indexed); at most limit keys."""
     if not keys:
