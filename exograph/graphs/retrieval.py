@@ -84,7 +84,7 @@ PPR_ITERATIONS = 100
 # every hop names would otherwise fill the top ranks with its own passages. Order within a source is kept.
 SAME_SOURCE_FREE = 1
 SAME_SOURCE_DAMP = 0.5
-ALIAS_NAMES = 5  # names one alias links a question to ("III" -> each album titled "III (...)")
+ALIAS_NAMES = 5  # names a question key that is only an alias links to ("III" -> each album titled "III (...)")
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 
@@ -420,10 +420,14 @@ def _graph_rank(*, read: _GraphRead, question: str, dense: list[tuple[str, float
     store_name = read.graph.store_name
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
-    # An alias links to every name that has it, up to ALIAS_NAMES: PPR sorts out which one the question means.
     found = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
-    aliases = [name for linked in found.values() for name in linked]
-    names = store.store_name_chunks(store_name, keys=[*keys, *aliases], per_name=PER_ENTITY_CHUNKS)
+    names = store.store_name_chunks(
+        store_name, keys=[*keys, *(n for linked in found.values() for n in linked)], per_name=PER_ENTITY_CHUNKS
+    )
+    # A key that is a name links to that name alone ("Paris" is the city, not "Paris (film)", whose alias it is);
+    # a key that is only an alias links to every name that has it, up to ALIAS_NAMES ("III" -> each album titled
+    # "III (...)"), and PPR sorts out which one the question means.
+    aliases = [name for key, linked in found.items() if key not in names for name in linked]
     seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))

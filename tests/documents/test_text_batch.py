@@ -280,3 +280,27 @@ def test_an_alias_shared_by_several_titles_links_the_question_to_each(alice, gra
     assert store.store_alias_names(graph.store_name, keys=["iii"], limit=10, per_key=1) == {
         "iii": ["iii (sabaton album)"]
     }
+
+
+def test_a_question_key_that_is_a_name_does_not_also_link_to_titles_it_is_the_alias_of(
+    alice, graph, django_capture_on_commit_callbacks
+):
+    """ "Paris" is the city's own title and the alias of "Paris (film)": a question about Paris seeds the city alone.
+    Linked to the film too, the film's one passage (the rarest name) would take most of the seed mass."""
+    texts = [
+        ("Paris", "The capital of France has about two million inhabitants within its city limits."),
+        ("Paris (film)", "A French drama released in 2008, written and directed by Cedric Klapisch."),
+        ("Louvre", "The Louvre is the most visited museum in Paris and holds the Mona Lisa."),
+        ("Seine", "The Seine flows through Paris before it reaches the English Channel at Le Havre."),
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="paris"))
+    city, film = str(results[0][0].pk), str(results[1][0].pk)
+    result = retrieval.retrieve(
+        actor=alice, graphs=[graph], question="How many people live in Paris?", mode="graph", top_k=5
+    )
+    entities = [item.text for item in result.items if item.kind == "entity"]
+    assert entities[0].startswith("Paris (")  # "Paris (concept): The subject of the document titled Paris."
+    assert not entities[0].startswith("Paris (film)")
+    passages = [item.document_id for item in result.items if item.kind == "passage"]
+    assert passages[0] == city and passages.index(film) > passages.index(city)
