@@ -44,6 +44,13 @@ def _items(pairs, prefix="k"):
     return [TextIn(title=t, text=x, idempotency_key=f"{prefix}-{n}") for n, (t, x) in enumerate(pairs)]
 
 
+def _ingest(alice, graph, capture, texts, *, prefix: str) -> list[str]:
+    """(title, text) pairs through the batch ingest, tasks run on commit; the documents' ids in order."""
+    with capture(execute=True):
+        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix=prefix))
+    return [str(document.pk) for document, _ in results]
+
+
 def test_a_batch_makes_one_processed_document_per_text_charged_each_and_searchable(
     alice, graph, django_capture_on_commit_callbacks
 ):
@@ -175,9 +182,8 @@ def _film_and_director(alice, graph, capture, *, film_title: str, director_title
             for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
         ),
     ]
-    with capture(execute=True):
-        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix=director_title))
-    return str(results[0][0].pk), str(results[1][0].pk)
+    film, director, *_ = _ingest(alice, graph, capture, texts, prefix=director_title)
+    return film, director
 
 
 def _top_passages(alice, graph, question: str, *, mode: str, n: int) -> list[str]:
@@ -242,9 +248,8 @@ def _bare_title_chain(alice, graph, capture) -> tuple[str, str]:
             )
         ),
     ]
-    with capture(execute=True):
-        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="kadal"))
-    return str(results[0][0].pk), str(results[1][0].pk)
+    film, director, *_ = _ingest(alice, graph, capture, texts, prefix="kadal")
+    return film, director
 
 
 def test_a_question_naming_a_title_without_its_qualifier_links_to_that_document(
@@ -271,8 +276,7 @@ def test_an_alias_shared_by_several_titles_links_the_question_to_each(alice, gra
         ("III (Stanton Moore album)", "The third record by the drummer, released in 2006 on Telarc."),
         ("III (Sabaton album)", "A Swedish metal record of 2003 about battles."),
     ]
-    with django_capture_on_commit_callbacks(execute=True):
-        document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="iii"))
+    _ingest(alice, graph, django_capture_on_commit_callbacks, texts, prefix="iii")
     found = store.store_alias_names(graph.store_name, keys=["iii", "nothing"], limit=10, per_key=5)
     assert set(found) == {"iii"}
     assert sorted(found["iii"]) == ["iii (sabaton album)", "iii (stanton moore album)"]
@@ -293,9 +297,7 @@ def test_a_question_key_that_is_a_name_does_not_also_link_to_titles_it_is_the_al
         ("Louvre", "The Louvre is the most visited museum in Paris and holds the Mona Lisa."),
         ("Seine", "The Seine flows through Paris before it reaches the English Channel at Le Havre."),
     ]
-    with django_capture_on_commit_callbacks(execute=True):
-        results = document_texts_ingest(actor=alice, graph=graph, texts=_items(texts, prefix="paris"))
-    city, film = str(results[0][0].pk), str(results[1][0].pk)
+    city, film, *_ = _ingest(alice, graph, django_capture_on_commit_callbacks, texts, prefix="paris")
     result = retrieval.retrieve(
         actor=alice, graphs=[graph], question="How many people live in Paris?", mode="graph", top_k=5
     )
