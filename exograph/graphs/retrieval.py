@@ -48,7 +48,7 @@ from exograph.graphs.selectors import (
     snippet,
 )
 from exograph.graphs.store.core import STOPWORDS
-from exograph.graphs.types import EntityHit, normalize_name
+from exograph.graphs.types import EntityHit, normalize_name, title_bare
 
 logger = logging.getLogger(__name__)
 
@@ -373,16 +373,6 @@ def name_spans(text: str, *, max_n: int = MAX_NGRAM, limit: int = NAME_SPANS_PER
                 if len(keys) >= limit:
                     return list(keys)
     return list(keys)
-
-
-_QUALIFIER = re.compile(r"\s*\([^()]*\)$")
-
-
-def title_bare(title: str) -> str:
-    """A disambiguated title's bare name, as written ("Whispers (Corina song)" -> "Whispers"); "" when the title
-    has no qualifier. Passages and questions name a document by it, so it is also the title entity's alias."""
-    bare = _QUALIFIER.sub("", title).strip()
-    return bare if bare and normalize_name(bare) != normalize_name(title) else ""
 
 
 def title_keys(title: str) -> list[str]:

@@ -98,6 +98,17 @@ def normalize_name(name: str) -> str:
     return _SPACE.sub(" ", stripped.casefold()).strip()[:MAX_NAME_LENGTH]
 
 
+_QUALIFIER = re.compile(r"\s*\([^()]*\)$")
+
+
+def title_bare(title: str) -> str:
+    """A disambiguated title's bare name, as written ("Whispers (Corina song)" -> "Whispers"); "" when the title
+    has no qualifier. Passages and questions name a document by it, so ingest makes it the title entity's alias
+    and graph mode links passages by it (graphs.retrieval.title_keys)."""
+    bare = _QUALIFIER.sub("", title).strip()
+    return bare if bare != title.strip() else ""
+
+
 def normalize_type(kind: str) -> str:
     """Entity types compare case-insensitively: 'Person', ' PERSON ' and 'person' are one type."""
     return _SPACE.sub("_", normalize_name(kind))[:MAX_TYPE_LENGTH] or "concept"

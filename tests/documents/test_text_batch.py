@@ -171,16 +171,34 @@ def test_titled_chunks_are_embedded_under_their_title_in_batch_single_and_reembe
     assert [round(s, 4) for _, s in after] == [round(s, 4) for _, s in before]
 
 
+_DIRECTORS = (
+    ("Ann Lee", "Ohio"),
+    ("Bo Kim", "Texas"),
+    ("Cy Dunn", "Maine"),
+    ("Di Roe", "Utah"),
+    ("Ed Poe", "Iowa"),
+    ("Flo Ng", "Idaho"),
+    ("Gus Orr", "Kansas"),
+    ("Hal Ives", "Nevada"),
+)
+
+
+def _look_alike_directors(genre: str, count: int) -> list[tuple[str, str]]:
+    """(title, text) of count directors whose passages look more like a "where was the director born" question
+    than the real director's does."""
+    return [
+        (f"Director {name}", f"{name} is a film director who was born in {town} and directed {genre} films.")
+        for name, town in _DIRECTORS[:count]
+    ]
+
+
 def _film_and_director(alice, graph, capture, *, film_title: str, director_title: str) -> tuple[str, str]:
     """Ingest (real pipeline) a film whose passage writes "James Fargo", his own passage that never writes his
     name, and four look-alike directors; returns the film's and the director's document ids."""
     texts = [
         (film_title, "Forced Vengeance is a 1982 American action film directed by James Fargo."),
         (director_title, "He was born in Republic, Washington, and began as an assistant on westerns."),
-        *(
-            (f"Director {name}", f"{name} is a film director who was born in {town} and directed action films.")
-            for name, town in (("Ann Lee", "Ohio"), ("Bo Kim", "Texas"), ("Cy Dunn", "Maine"), ("Di Roe", "Utah"))
-        ),
+        *_look_alike_directors("action", 4),
     ]
     film, director, *_ = _ingest(alice, graph, capture, texts, prefix=director_title)
     return film, director
@@ -234,19 +252,7 @@ def _bare_title_chain(alice, graph, capture) -> tuple[str, str]:
     texts = [
         ("Kadal (1968 film)", "It is a Malayalam drama released in 1968 and directed by M. Krishnan Nair."),
         ("M. Krishnan Nair", "Nair grew up in Thiruvananthapuram and began as an assistant in the Madras studios."),
-        *(
-            (f"Director {name}", f"{name} is a film director who was born in {town} and directed drama films.")
-            for name, town in (
-                ("Ann Lee", "Ohio"),
-                ("Bo Kim", "Texas"),
-                ("Cy Dunn", "Maine"),
-                ("Di Roe", "Utah"),
-                ("Ed Poe", "Iowa"),
-                ("Flo Ng", "Idaho"),
-                ("Gus Orr", "Kansas"),
-                ("Hal Ives", "Nevada"),
-            )
-        ),
+        *_look_alike_directors("drama", 8),
     ]
     film, director, *_ = _ingest(alice, graph, capture, texts, prefix="kadal")
     return film, director

@@ -149,8 +149,7 @@ def _title_entity_add(extraction: Extraction, *, title: str, chunk_ids: list[str
     """Make a titled document's title an entity mentioned by every one of its chunks (HippoRAG-style: a
     passage about "X" links to X, so other passages naming X reach it). Reuses the type of a same-named
     extracted entity so both merge into one node; else CONCEPT. Mutates extraction; no I/O."""
-    from exograph.graphs.retrieval import title_bare
-    from exograph.graphs.types import normalize_name
+    from exograph.graphs.types import normalize_name, title_bare
 
     key = normalize_name(title)
     if not key:
