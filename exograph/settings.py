@@ -247,9 +247,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 JSON_MAX_DEPTH = env_int("EXOGRAPH_JSON_MAX_DEPTH", default=64, minimum=2)
 
 # Proxies whose X-Forwarded-For is believed: uvicorn reads the same FORWARDED_ALLOW_IPS variable for
-# --forwarded-allow-ips, and exograph.core.proxies.client_ip (login lockout, logs) applies the same list.
-# Addresses or networks; never '*' (anyone could then choose their address).
-FORWARDED_ALLOW_IPS = env_list("FORWARDED_ALLOW_IPS", default=["127.0.0.1"])
+# --forwarded-allow-ips, and exograph.core.proxies.client_ip (login lockout, throttles, logs) applies the same
+# list. Addresses or networks; never '*' (anyone could then choose their address). None by default, loopback
+# included: without a proxy in front (make run), a local client could otherwise pick its throttle bucket.
+FORWARDED_ALLOW_IPS = env_list("FORWARDED_ALLOW_IPS", default=[])
 if any(entry.strip() == "*" for entry in FORWARDED_ALLOW_IPS):
     raise ImproperlyConfigured("FORWARDED_ALLOW_IPS must list your proxies' addresses, not '*'.")
 

@@ -123,7 +123,9 @@ def main() -> int:
     web = ProcessService("web", [
             PYTHON, "-m", "uvicorn", "exograph.asgi:application", "--host", HOST, "--port", PORT,
             "--lifespan", "on", "--no-server-header", "--no-access-log",
-            "--forwarded-allow-ips", os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+            # Forwarded headers only from a configured proxy (none by default: nothing is in front of make run).
+            *(["--forwarded-allow-ips", os.environ["FORWARDED_ALLOW_IPS"]]
+              if os.environ.get("FORWARDED_ALLOW_IPS", "").strip() else ["--no-proxy-headers"]),
         ], cwd=ROOT, stop_steps=(StopStep(signal.SIGTERM, 15.0),))  # fmt: skip
     store_service = StoreService(store)
     supervisor = Supervisor([store_service, worker, beat, web])
