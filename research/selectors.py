@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from exograph.accounts.models import User
 from exograph.core.errors import NotFound
@@ -43,8 +43,9 @@ def research_sources_of(*, session: ResearchSession) -> list[ResearchSource]:
 def research_keys_read(*, session: ResearchSession) -> set[str]:
     """Every source key the session's watch topic (all its runs) has read: a watch run reads only new ones."""
     root = session.watch_root_id
+    # One filter, not a .union(): SQLite refuses the union of two querysets ordered by Meta.ordering.
     return set(
-        ResearchSource.objects.filter(session__in=ResearchSession.objects.filter(pk=root))
+        ResearchSource.objects.filter(Q(session_id=root) | Q(session__watch_of_id=root))
+        .order_by()
         .values_list("key", flat=True)
-        .union(ResearchSource.objects.filter(session__watch_of_id=root).values_list("key", flat=True))
     )
