@@ -293,9 +293,18 @@ RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, 3))
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [redis_db_url(REDIS_URL, 4)], "prefix": "exo:channels"},
+        # A consumer waits on BZPOPMIN for 5 s (channels_redis's brpop_timeout): its socket timeout must be longer,
+        # or redis-py's default (5 s) races it and kills every idle socket (issue 22 §3.2).
+        "CONFIG": {
+            "hosts": [{"address": redis_db_url(REDIS_URL, 4), "socket_timeout": 30, "socket_connect_timeout": 5}],
+            "prefix": "exo:channels",
+        },
     }
 }
+# Live events kept per account for a reconnecting page (exograph/core/events.py): the last N, for S seconds.
+EVENTS_REDIS_URL = redis_db_url(REDIS_URL, 4)
+EVENTS_REPLAY_MAX = env_int("EXOGRAPH_EVENTS_REPLAY_MAX", default=200, minimum=1)
+EVENTS_REPLAY_SECONDS = env_int("EXOGRAPH_EVENTS_REPLAY_SECONDS", default=600, minimum=1)
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", redis_db_url(REDIS_URL, 1, for_kombu=True))
 CELERY_RESULT_BACKEND = None

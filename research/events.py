@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 
-from exograph.core.events import user_events_group
+from exograph.core.events import user_event_send
 
 if TYPE_CHECKING:
     from research.models import ResearchSession
@@ -23,16 +22,11 @@ def research_event_send(session: ResearchSession) -> None:
     from research.serializers import research_progress_event
 
     payload = research_progress_event(session)
-    group = user_events_group(int(session.owner_id))
+    owner_id = int(session.owner_id)
 
     def send() -> None:
-        from channels.layers import get_channel_layer
-
-        layer = get_channel_layer()
-        if layer is None:
-            return
         try:
-            async_to_sync(layer.group_send)(group, {"type": EVENT_TYPE, "research": payload})
+            user_event_send(owner_id, {"type": EVENT_TYPE, "research": payload})
         except Exception:  # progress is a courtesy; the pipeline must not fail on it
             logger.warning("could not push progress of research session %s", payload["id"], exc_info=True)
 

@@ -18,10 +18,9 @@ import logging
 import time
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 
-from exograph.core.events import user_events_group
+from exograph.core.events import user_event_send
 
 logger = logging.getLogger(__name__)
 
@@ -29,13 +28,8 @@ TOKEN_FLUSH_SECONDS = 0.05
 
 
 def _group_send(user_id: int, event: dict[str, Any]) -> bool:
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is None:
-        return False
     try:
-        async_to_sync(layer.group_send)(user_events_group(user_id), event)
+        user_event_send(user_id, event)
     except Exception:  # the live view is a courtesy; the answer must not fail on it
         logger.warning(
             "could not send %s for chat message %s", event.get("type"), event.get("message_id"), exc_info=True

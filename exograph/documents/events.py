@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 
-from exograph.core.events import user_events_group
+from exograph.core.events import user_event_send, user_events_group
 
 if TYPE_CHECKING:
     from exograph.documents.models import Document
@@ -26,16 +25,11 @@ def document_event_send(document: Document) -> None:
     from exograph.documents.serializers import document_progress
 
     payload = document_progress(document)
-    group = user_group(int(document.owner_id))
+    owner_id = int(document.owner_id)
 
     def send() -> None:
-        from channels.layers import get_channel_layer
-
-        layer = get_channel_layer()
-        if layer is None:
-            return
         try:
-            async_to_sync(layer.group_send)(group, {"type": "document.progress", "document": payload})
+            user_event_send(owner_id, {"type": "document.progress", "document": payload})
         except Exception:  # progress is a courtesy; the pipeline must not fail on it
             logger.warning("could not push progress of document %s", payload["id"], exc_info=True)
 

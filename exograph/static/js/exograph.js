@@ -39,30 +39,44 @@
   });
 
   /* One events socket per page (/ws/events/), authenticated by the login session. Pages subscribe with
-     ExoGraph.events.on("document.progress", fn) and ExoGraph.events.onReconnect(fn) (to catch up from REST). */
+     ExoGraph.events.on("document.progress", fn) and ExoGraph.events.onReconnect(fn) (to catch up from REST).
+     Every event carries an id; after a drop the socket reconnects with backoff and sends the last id it saw
+     (?last_event_id=), and the server replays what was missed, then says {"type": "events.replayed",
+     "complete": bool}. The REST catch-up (onReconnect) runs only when the replay could not cover the gap. */
   var handlers = {};
   var reconnectHandlers = [];
   var socket = null;
   var attempts = 0;
   var everOpened = false;
+  var lastEventId = null;
+
+  function catchUp() { reconnectHandlers.forEach(function (fn) { fn(); }); }
 
   function connect() {
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + location.host + "/ws/events/");
+    var query = lastEventId ? "?last_event_id=" + encodeURIComponent(lastEventId) : "";
+    socket = new WebSocket(scheme + location.host + "/ws/events/" + query);
     socket.addEventListener("open", function () {
-      if (everOpened) reconnectHandlers.forEach(function (fn) { fn(); });
+      if (everOpened && !lastEventId) catchUp(); // nothing to replay from: ask REST
       everOpened = true;
       attempts = 0;
     });
     socket.addEventListener("message", function (message) {
       var data;
       try { data = JSON.parse(message.data); } catch (e) { return; }
+      if (data.type === "events.replayed") {
+        if (!data.complete) catchUp(); // some missed events were no longer kept
+        return;
+      }
+      if (typeof data.id === "string") lastEventId = data.id;
       (handlers[data.type] || []).forEach(function (fn) { fn(data); });
     });
     socket.addEventListener("close", function (event) {
       if (event.code === 4401) return; // not logged in: do not hammer the server
       attempts += 1;
-      setTimeout(connect, Math.min(30000, 1000 * Math.pow(2, Math.min(attempts, 5))));
+      // Exponential backoff (1 s, 2 s, 4 s … 30 s) with jitter, so a restarted server is not met by every page at once.
+      var delay = Math.min(30000, 500 * Math.pow(2, Math.min(attempts, 6)));
+      setTimeout(connect, delay / 2 + Math.random() * delay / 2);
     });
   }
 
