@@ -602,6 +602,23 @@ ANON_THROTTLES: dict[str, dict[str, int]] = {
         "window_seconds": 60,
         "per_day": env_int("THROTTLE_FAILED_KEYS_PER_DAY", default=500, minimum=1),
     },
+    # Wrong emailed links (verification, password reset) per client address.
+    "email_link": {
+        "per_window": env_int("THROTTLE_WRONG_EMAIL_LINKS_PER_HOUR", default=10, minimum=1),
+        "window_seconds": 3600,
+        "per_day": env_int("THROTTLE_WRONG_EMAIL_LINKS_PER_DAY", default=50, minimum=1),
+    },
+    # Password-reset requests per client address, and per email address asked about (no mail past it).
+    "password_reset": {
+        "per_window": env_int("THROTTLE_PASSWORD_RESETS_PER_HOUR", default=5, minimum=1),
+        "window_seconds": 3600,
+        "per_day": env_int("THROTTLE_PASSWORD_RESETS_PER_DAY", default=20, minimum=1),
+    },
+    "password_reset_email": {
+        "per_window": env_int("THROTTLE_PASSWORD_RESET_MAILS_PER_HOUR", default=3, minimum=1),
+        "window_seconds": 3600,
+        "per_day": env_int("THROTTLE_PASSWORD_RESET_MAILS_PER_DAY", default=10, minimum=1),
+    },
 }
 # Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
 # saves that wait on the hot path; a crash may then drop the last split second of charges (never

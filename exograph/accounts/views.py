@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from typing import Any
@@ -20,7 +21,7 @@ from billing.ratelimit import address_throttle
 from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
 from billing.services.caps import key_spent_this_month
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
-from exograph.accounts.selectors import api_key_list_for_user
+from exograph.accounts.selectors import api_key_list_for_user, user_signup_credits_received
 from exograph.accounts.services import (
     account_delete,
     api_key_create,
@@ -262,13 +263,28 @@ def account_delete_view(request: HttpRequest) -> HttpResponse:
 
 
 def email_verify(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
-    """The link from the verification email (idempotent: a second click just confirms)."""
+    """The link from the verification email (idempotent: a second click just confirms). Wrong links are counted per
+    client address; the page never shows the address (whoever holds a link may not be its owner)."""
+    address = client_ip(request)
     try:
+        address_throttle(action="email_link", address=address, count=False)
         user = user_email_verify(uidb64=uidb64, token=token)
+    except RateLimited as exc:
+        return _email_link_refused(request, exc, status=429)
     except ExoGraphError as exc:
-        return render(request, "accounts/email_verify.html", {"error": exc.message, "hint": exc.hint}, status=400)
-    messages.success(request, f"{user.email} is verified. Your free credits are in your account.")
+        with contextlib.suppress(RateLimited):  # this wrong link counts; the answer is the same either way
+            address_throttle(action="email_link", address=address)
+        return _email_link_refused(request, exc, status=400)
+    credits = "Your free credits are in your account." if user_signup_credits_received(user=user) else ""
+    messages.success(request, f"Your email address is verified. {credits}".strip())
     return redirect("accounts:dashboard" if request.user.is_authenticated else "accounts:login")
+
+
+def _email_link_refused(request: HttpRequest, exc: ExoGraphError, *, status: int) -> HttpResponse:
+    response = render(request, "accounts/email_verify.html", {"error": exc.message, "hint": exc.hint}, status=status)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
 
 
 @login_required

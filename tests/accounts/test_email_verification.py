@@ -122,3 +122,44 @@ def test_earnings_are_paid_only_for_queries_from_verified_accounts(
     with django_capture_on_commit_callbacks(execute=True):
         assert entities_search(actor=bob, query="qubit", scope=Scope.WORLD)  # a verified customer
     assert credit_balance(account=alice) == 1
+
+
+def test_a_verified_users_address_is_never_shown_for_a_wrong_link(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        client, dora = _sign_up("dora@example.com")
+    link = _link_sent_to("dora@example.com")
+    assert client.get(link).status_code == 302
+    prefix, dora_uid, _, _ = link.rsplit("/", 3)
+    # A stranger who guesses the (sequential) id of a verified account, with any token.
+    probe = Client().get(f"{prefix}/{dora_uid}/anything/", follow=True)
+    assert probe.status_code == 400 and b"invalid or has expired" in probe.content
+    assert b"dora@example.com" not in probe.content
+
+
+def test_the_right_link_again_confirms_without_the_address_for_anonymous_visitors(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        client, _ = _sign_up("dora@example.com")
+    link = _link_sent_to("dora@example.com")
+    assert client.get(link).status_code == 302
+    again = Client().get(link, follow=True)  # a mail scanner, or the person on another device
+    assert again.status_code == 200 and b"is verified" in again.content
+    assert b"dora@example.com" not in again.content
+
+
+def test_wrong_verification_links_are_throttled_per_address(settings, django_capture_on_commit_callbacks):
+    settings.ANON_THROTTLES = {
+        **settings.ANON_THROTTLES,
+        "email_link": {"per_window": 3, "window_seconds": 3600, "per_day": 20},
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        _, dora = _sign_up("dora@example.com")
+    link = _link_sent_to("dora@example.com")
+    prefix, dora_uid, _, _ = link.rsplit("/", 3)
+    prober = Client(REMOTE_ADDR="203.0.113.21")
+    for n in range(3):
+        assert prober.get(f"{prefix}/{dora_uid}/guess-{n}/").status_code == 400
+    refused = prober.get(link)  # past the limit even a right link waits: guessing would learn when it hits
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 3600
+    dora.refresh_from_db()
+    assert not dora.email_verified
+    assert Client(REMOTE_ADDR="198.51.100.22").get(link).status_code == 302  # another address is not affected
