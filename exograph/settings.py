@@ -85,6 +85,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Hands account/key ids to the ASGI access log (exograph.core.middleware.AccessLogMiddleware).
     "exograph.core.middleware.AccessLogIdsMiddleware",
+    # A NUL or lone surrogate in a query parameter or header is a 400 naming it (never a 500 further in).
+    "exograph.core.middleware.UntextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -344,8 +346,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         # DRF's JSONParser with a nesting-depth limit (JSON_MAX_DEPTH): too deep is a 400, not a RecursionError.
         "exograph.core.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-        "rest_framework.parsers.FormParser",
+        # DRF's parsers plus the text rule: a lone surrogate or NUL in a field is a 400 naming it.
+        "exograph.core.parsers.MultiPartParser",
+        "exograph.core.parsers.FormParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "exograph.core.api.Pagination",
     "PAGE_SIZE": 50,

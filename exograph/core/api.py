@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from exograph.core.errors import ExoGraphError, ServiceUnavailable
+from exograph.core.parsers import UNTEXT
 
 if TYPE_CHECKING:  # the AUTH_USER_MODEL, resolved by django-stubs; core imports no app of ours
     from django.contrib.auth.models import _User as User
@@ -52,6 +53,18 @@ def error_body(code: str, message: str, hint: str = "", extra: dict[str, Any] | 
     if extra:
         error.update(extra)
     return {"error": error}
+
+
+def renderable(value: Any) -> Any:
+    """value with every NUL or lone surrogate in its strings and keys shown as an escape (\\ud800): an error that
+    echoes bad input must still encode as UTF-8, never turn a 400 into a 500 in the renderer."""
+    if isinstance(value, str):
+        return UNTEXT.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
+    if isinstance(value, dict):
+        return {renderable(key): renderable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [renderable(item) for item in value]
+    return value
 
 
 def _flatten(detail: Any, prefix: str = "") -> list[str]:
@@ -111,7 +124,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, ExoGraphError):
         headers.update(exc.headers)
         body = error_body(exc.code, exc.message, exc.hint, exc.extra)
-        return Response(body, status=exc.status, headers=headers)
+        return Response(renderable(body), status=exc.status, headers=headers)
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -124,7 +137,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             "Fix the fields named in the message; see /api/docs/ for the expected shape.",
             {"fields": exc.detail},
         )
-        return Response(body, status=400)
+        return Response(renderable(body), status=400)
     if isinstance(exc, drf_exceptions.APIException):
         code, hint = _DRF_HINTS.get(type(exc), (str(exc.default_code), ""))
         wait = getattr(exc, "wait", None)
@@ -133,7 +146,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
         message = exc.detail if isinstance(exc.detail, str) else "; ".join(_flatten(exc.detail))
-        return Response(error_body(code, str(message), hint), status=exc.status_code, headers=headers)
+        return Response(renderable(error_body(code, str(message), hint)), status=exc.status_code, headers=headers)
     logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
     return Response(
         error_body("internal_error", "Something went wrong on our side.", "Retry; if it persists, contact support."),

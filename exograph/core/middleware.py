@@ -312,3 +312,28 @@ class AccessLogIdsMiddleware:
             if key is not None:
                 ids["api_key_id"] = getattr(key, "id", None)
         return response
+
+
+class UntextMiddleware:
+    """Django middleware: a query parameter or header holding a NUL or a lone UTF-16 surrogate is a 400 naming it
+    (the JSON error envelope under /api/, a plain 400 elsewhere), before any view, ORM or renderer sees it. Bodies
+    are checked by the parsers (exograph.core.parsers), which name the body field."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from django.http import HttpResponseBadRequest, JsonResponse
+
+        from exograph.core.api import error_body
+        from exograph.core.errors import ValidationError
+        from exograph.core.parsers import untext_check, untext_check_querydict
+
+        try:
+            untext_check_querydict(request.GET)
+            untext_check({f"header {name}": value for name, value in request.headers.items()})
+        except ValidationError as exc:
+            if request.path.startswith("/api/"):
+                return JsonResponse(error_body(exc.code, exc.message, exc.hint, exc.extra), status=exc.status)
+            return HttpResponseBadRequest(exc.message, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

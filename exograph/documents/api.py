@@ -8,7 +8,6 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,7 +15,7 @@ from rest_framework.views import APIView
 from billing.metering import Meter
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
-from exograph.core.parsers import JSONParser
+from exograph.core.parsers import JSONParser, MultiPartParser
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
 from exograph.documents.serializers import (
