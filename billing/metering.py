@@ -47,8 +47,14 @@ them are a reservation (captured step by step, the rest released; see billing.se
 `dry_run=true` (query string or body) answers ``{"dry_run": true, "credits_needed", "balance",
 "covered", ...extra}`` and changes nothing. `Idempotency-Key: <≤200 printable chars>` stores the
 first successful answer per (account, key, endpoint); a retry gets it back verbatim (status
-and body, plus `Idempotent-Replayed: true`), and concurrent retries wait for the first one
-(up to BILLING_IDEMPOTENCY_WAIT_SECONDS, then 409). A retry must be the same request: the
+and body, plus `Idempotent-Replayed: true`). A retry while the first one runs waits for it up to
+BILLING_IDEMPOTENCY_WAIT_SECONDS (2 s), then answers 409 `idempotency_in_progress` with Retry-After.
+The first one's claim is held by a lease renewed by a heartbeat (exograph.core.leases): a claim whose
+process died (its lease expired, or its holder pid on this host is gone) is settled at once by the
+retry: nothing charged yet → the retry runs it; its charge refunded (the chat sweep refunds an
+interrupted answer) → the retry gets that outcome, stored (503 `request_interrupted`, the refund
+named); its charge kept and not (yet) refunded → 409 with Retry-After until the sweep settles it, or
+BILLING_IDEMPOTENCY_STALE_SECONDS pass (then the key runs again). A retry must be the same request: the
 first one's fingerprint (method, path, query and a digest of the parsed body, files by their
 bytes) is stored with it, and the key reused for a different request answers 422
 `idempotency_key_reused`. An error answer is not stored and its charge is refunded, so the
@@ -74,7 +80,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from billing.models import Hold, IdempotencyStatus, IdempotentRequest
+from billing.models import CreditEntry, EntryKind, Hold, IdempotencyStatus, IdempotentRequest
 from billing.services.holds import credits_hold, credits_release
 from billing.services.ledger import (
     ChargeResult,
@@ -83,14 +89,25 @@ from billing.services.ledger import (
     credits_charge,
     credits_quote,
     credits_refund,
+    ledger_key,
 )
 from exograph.accounts.models import User
-from exograph.core.api import actor_of
+from exograph.core.api import actor_of, error_body
 from exograph.core.errors import Conflict, ExoGraphError, NotFound, ValidationError
+from exograph.core.leases import LeaseKind, lease_expired, lease_hold, lease_kind_register
+from exograph.core.models import Lease
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+# The lease over a running claim (subject: the IdempotentRequest id), renewed by lease_hold's heartbeat.
+IDEMPOTENCY_LEASE = "billing.idempotency"
+# An expired claim lease is settled by the next retry, not by the sweep: the sweep only drops it.
+lease_kind_register(
+    LeaseKind(
+        name=IDEMPOTENCY_LEASE, active=lambda subject_id: False, resume=lambda lease: None, give_up=lambda *_: None
+    )
+)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -292,17 +309,49 @@ class Meter:
                 )
             if row.status == IdempotencyStatus.COMPLETE:
                 return row, False
-            stale = timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_STALE_SECONDS)
-            if row.modified < stale:
-                IdempotentRequest.objects.filter(pk=row.pk, status=IdempotencyStatus.IN_PROGRESS).delete()
-                continue
+            if _claim_dead(row):
+                settled = self._settle_dead_claim(row)
+                if settled is None:
+                    continue  # nothing was charged: the claim was given back, claim it
+                return settled, False
             if time.monotonic() > deadline:
-                raise Conflict(
-                    "A request with this Idempotency-Key is still being processed.",
-                    code="idempotency_in_progress",
-                    hint="Retry in a moment to get its answer.",
-                )
+                raise _in_progress("A request with this Idempotency-Key is still being processed.")
             time.sleep(0.02)
+
+    def _settle_dead_claim(self, row: IdempotentRequest) -> IdempotentRequest | None:
+        """The outcome of a claim whose process died: None (given back: it charged nothing), the stored refund
+        outcome (its charge was refunded), else 409 while its charge waits for the sweep."""
+        charge_key = f"{self.endpoint}:{row.pk.hex}"
+        charge = CreditEntry.objects.filter(
+            idempotency_key=ledger_key("charge", self.account.pk, charge_key), kind=EntryKind.CHARGE
+        ).first()
+        stale = row.modified < timezone.now() - timedelta(seconds=settings.BILLING_IDEMPOTENCY_STALE_SECONDS)
+        if charge is None or stale:
+            # Nothing charged (it died before, or the charge rolled back with its transaction); or, past the
+            # stale bound, a kept charge whose answer was lost: the key runs again, as it always did.
+            _claim_delete(row)
+            logger.warning("idempotency claim %s of a dead request given back (charged: %s)", row.pk, bool(charge))
+            return None
+        if not CreditEntry.objects.filter(idempotency_key=f"refund:{charge.pk}").exists():
+            raise _in_progress(
+                "The request with this Idempotency-Key was interrupted; its charge is being settled.",
+                retry_after=max(1, int(settings.LEASE_SWEEP_SECONDS)),
+            )
+        body = error_body(
+            "request_interrupted",
+            "The request with this Idempotency-Key was interrupted on our side before it answered; "
+            f"its charge of {-charge.amount} credits was refunded.",
+            "Send the request again with a new Idempotency-Key to run it again.",
+            {"credits_refunded": -charge.amount, "idempotency_key": self.idempotency_key},
+        )
+        content = JSONRenderer().render(body).decode("utf-8")
+        IdempotentRequest.objects.filter(pk=row.pk, status=IdempotencyStatus.IN_PROGRESS).update(
+            status=IdempotencyStatus.COMPLETE, response_status=503, response_body=content, modified=timezone.now()
+        )
+        Lease.objects.filter(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)).delete()
+        logger.warning("idempotency claim %s of a dead request: its refund is the stored answer", row.pk)
+        row.refresh_from_db()
+        return row
 
     def run(self, perform: Perform) -> HttpResponseBase:
         """Run the metered work once per Idempotency-Key and answer with credits_charged and balance."""
@@ -316,17 +365,44 @@ class Meter:
             replay["Idempotent-Replayed"] = "true"
             return replay
         self.charge_key = f"{self.endpoint}:{row.pk.hex}"
-        try:
-            response = self._execute(perform)
-        except BaseException:
-            IdempotentRequest.objects.filter(pk=row.pk).delete()  # errors are not stored: the key may be retried
-            raise
-        content = JSONRenderer().render(response.data).decode("utf-8")
-        row.status = IdempotencyStatus.COMPLETE
-        row.response_status = response.status_code
-        row.response_body = content
-        row.save(update_fields=["status", "response_status", "response_body", "modified"])
+        # The claim's heartbeat: a retry sees within the lease ttl (at once on this host) that this process died.
+        with lease_hold(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)):
+            try:
+                response = self._execute(perform)
+            except BaseException:
+                IdempotentRequest.objects.filter(pk=row.pk).delete()  # errors are not stored: the key may be retried
+                raise
+            content = JSONRenderer().render(response.data).decode("utf-8")
+            row.status = IdempotencyStatus.COMPLETE
+            row.response_status = response.status_code
+            row.response_body = content
+            row.save(update_fields=["status", "response_status", "response_body", "modified"])
         return HttpResponse(content, status=response.status_code, content_type="application/json")
+
+
+def _in_progress(message: str, *, retry_after: int = 2) -> Conflict:
+    return Conflict(
+        message,
+        code="idempotency_in_progress",
+        hint=f"Retry in {retry_after} s (Retry-After) to get its answer.",
+        extra={"retry_after": retry_after},
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+def _claim_dead(row: IdempotentRequest) -> bool:
+    """True when the process running an in-progress claim is gone: its lease expired or names a dead pid on
+    this host, or no lease was taken for longer than a lease lasts (it died between claiming and leasing)."""
+    lease = Lease.objects.filter(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)).first()
+    now = timezone.now()
+    if lease is None:
+        return row.created < now - timedelta(seconds=float(settings.LEASE_TTL_SECONDS))
+    return lease_expired(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk))
+
+
+def _claim_delete(row: IdempotentRequest) -> None:
+    IdempotentRequest.objects.filter(pk=row.pk, status=IdempotencyStatus.IN_PROGRESS).delete()
+    Lease.objects.filter(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)).delete()
 
 
 def metered_response(

@@ -633,8 +633,9 @@ BILLING_HOLD_STALE_SECONDS = env_int("BILLING_HOLD_STALE_SECONDS", default=24 * 
 BILLING_EARNING_CREDITS = env_int("BILLING_EARNING_CREDITS", default=1, minimum=0)
 BILLING_EARNING_DAILY_CAP_PER_CONTRIBUTOR = env_int("BILLING_EARNING_DAILY_CAP_PER_CONTRIBUTOR", default=200, minimum=0)
 BILLING_EARNING_DAILY_CAP_PER_PAIR = env_int("BILLING_EARNING_DAILY_CAP_PER_PAIR", default=20, minimum=0)
-# Idempotency-Key: how long a concurrent retry waits for the first request, and when a claim is stale.
-BILLING_IDEMPOTENCY_WAIT_SECONDS = env_float("BILLING_IDEMPOTENCY_WAIT_SECONDS", default=30.0)
+# Idempotency-Key: how long a retry waits for a first request that still runs (then 409 with Retry-After), and
+# when a dead request's claim whose charge was kept (its answer lost) lets the key run again.
+BILLING_IDEMPOTENCY_WAIT_SECONDS = env_float("BILLING_IDEMPOTENCY_WAIT_SECONDS", default=2.0)
 BILLING_IDEMPOTENCY_STALE_SECONDS = env_int("BILLING_IDEMPOTENCY_STALE_SECONDS", default=600, minimum=1)
 # Stored answers are kept this long; a retry after that runs (and charges) again.
 BILLING_IDEMPOTENCY_RETENTION_SECONDS = env_int(

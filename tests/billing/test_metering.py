@@ -139,7 +139,8 @@ def test_charge_key_can_be_refunded_later(alice, alice_client, fund):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_same_key_20_times_concurrently_one_charge_20_identical_answers(fund, api_key_for):
+def test_same_key_20_times_concurrently_one_charge_20_identical_answers(fund, api_key_for, settings):
+    settings.BILLING_IDEMPOTENCY_WAIT_SECONDS = 30  # every retry waits for the first answer (2 s by default)
     user = UserFactory()
     fund(user, 100)
     auth = f"Bearer {api_key_for(user)}"
@@ -183,3 +184,105 @@ def test_old_idempotency_records_are_purged(alice, alice_client, fund, settings)
     )
     assert idempotency_records_purge_task.delay().get() == 1
     assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["new"]
+
+
+# --- claims left by a dead process (issue 23 §4) -------------------------------------------------------------
+
+
+def _dead_claim(user, key: str, *, pid_alive: bool = False):  # type: ignore[no-untyped-def]
+    """An in-progress claim of test.chat whose lease names a process of this host (dead unless pid_alive)."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from billing.metering import IDEMPOTENCY_LEASE
+    from exograph.core.leases import HOST
+    from exograph.core.models import Lease
+
+    if pid_alive:
+        pid = os.getpid()
+        holder = f"{HOST}:{pid}"
+    else:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])  # noqa: S603
+        gone.wait()
+        holder = f"{HOST}:{gone.pid}"
+    row = IdempotentRequest.objects.create(user=user, key=key, endpoint="test.chat")
+    now = timezone.now()
+    Lease.objects.create(
+        kind=IDEMPOTENCY_LEASE,
+        subject_id=str(row.pk),
+        holder=holder,
+        token=uuid.uuid4(),
+        expires_at=now + timedelta(seconds=30),  # not expired: only the dead holder gives it away
+        heartbeat_at=now,
+    )
+    return row
+
+
+def _charge_of(user, row) -> None:  # type: ignore[no-untyped-def]
+    from billing.services import credits_charge
+
+    credits_charge(account=user, action="chat.snap", idempotency_key=f"test.chat:{row.pk.hex}", reference="chat")
+
+
+def test_a_dead_claim_that_charged_nothing_is_taken_over_at_once(alice, alice_client, fund):
+    fund(alice, 10)
+    _dead_claim(alice, "k-dead")  # the web process died before charging
+    retry = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-dead")
+    assert retry.status_code == 201 and retry.json()["balance"] == 7
+    assert charges(alice).count() == 1
+    again = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-dead")
+    assert again.content == retry.content and again["Idempotent-Replayed"] == "true"
+    assert_ledger_whole(alice)
+
+
+def test_a_dead_claim_whose_charge_was_refunded_answers_the_refund_not_a_wait(alice, alice_client, fund):
+    from billing.services import credits_refund
+
+    fund(alice, 10)
+    row = _dead_claim(alice, "k-refunded")
+    _charge_of(alice, row)
+    pending = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-refunded")
+    # Charged, not refunded yet: the sweep settles it soon; answered at once with when to come back.
+    assert pending.status_code == 409 and pending.json()["error"]["code"] == "idempotency_in_progress"
+    assert int(pending["Retry-After"]) >= 1
+    credits_refund(account=alice, charge_key=f"test.chat:{row.pk.hex}", reason="the answer was interrupted")
+    retry = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-refunded")
+    assert retry.status_code == 503, retry.json()
+    error = retry.json()["error"]
+    assert error["code"] == "request_interrupted" and error["credits_refunded"] == 3
+    again = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-refunded")
+    assert again.content == retry.content and again["Idempotent-Replayed"] == "true"
+    assert charges(alice).count() == 1 and credit_balance(account=alice) == 10  # never charged twice
+    assert_ledger_whole(alice)
+
+
+def test_a_retry_while_the_first_runs_is_409_with_retry_after(alice, alice_client, fund, settings):
+    settings.BILLING_IDEMPOTENCY_WAIT_SECONDS = 0.1
+    fund(alice, 10)
+    _dead_claim(alice, "k-live", pid_alive=True)  # held by a live process (this one)
+    retry = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-live")
+    assert retry.status_code == 409 and retry.json()["error"]["code"] == "idempotency_in_progress"
+    assert retry["Retry-After"] == "2" and not charges(alice).exists()
+
+
+def test_a_claim_whose_heartbeat_stopped_is_dead(alice, alice_client, fund):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from billing.metering import IDEMPOTENCY_LEASE
+    from exograph.core.models import Lease
+
+    fund(alice, 10)
+    row = _dead_claim(alice, "k-expired", pid_alive=True)
+    Lease.objects.filter(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)).update(
+        holder="another-host:1", expires_at=timezone.now() - timedelta(seconds=1)
+    )  # a process on another machine whose renewals stopped
+    retry = alice_client.post(CHAT, {"message": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k-expired")
+    assert retry.status_code == 201 and charges(alice).count() == 1
+    assert not Lease.objects.filter(kind=IDEMPOTENCY_LEASE).exists()  # the retry's own lease let go with its answer
