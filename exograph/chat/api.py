@@ -55,6 +55,7 @@ class EvidenceOutSerializer(serializers.Serializer):
     url = serializers.CharField(allow_null=True)
     page = serializers.IntegerField(allow_null=True)
     chunk_id = serializers.CharField(allow_null=True)
+    cited = serializers.BooleanField(required=False, help_text="the answer cites this item")
 
 
 class CitationsOutSerializer(serializers.Serializer):
@@ -92,6 +93,12 @@ class SendOutSerializer(serializers.Serializer):
     graph_scope = serializers.CharField()
     graph_id = serializers.CharField(allow_null=True)
     evidence = EvidenceOutSerializer(many=True, help_text="the evidence the answer cites")
+    considered = EvidenceOutSerializer(
+        many=True,
+        help_text="all evidence handed to the model (passages, facts, relations, entities), each flagged cited",
+    )
+    answered = serializers.BooleanField(help_text="false: the documents don't answer the question (not charged)")
+    short_answer = serializers.CharField(allow_blank=True, help_text="the short answer, when the evidence holds one")
     grounded = serializers.BooleanField()
     support_score = serializers.FloatField()
     citations = CitationsOutSerializer()
@@ -275,8 +282,14 @@ class ChatMessageCreateApi(APIView):
             with chat_generation_lease(account=meter.account, charge_key=meter.charge_key) as lease:
                 meter.charge(action=plan.action, reference="chat message")
                 answer = chat_message_send(
-                    actor=meter.account, plan=plan, credits_charged=meter.credits_charged, lease=lease
+                    actor=meter.account,
+                    plan=plan,
+                    credits_charged=meter.credits_charged,
+                    lease=lease,
+                    charge_key=meter.charge_key,
                 )
+            if answer["usage"]["credits_refunded"]:  # the documents don't answer: refunded by the service
+                meter.credits_charged, meter.balance = answer["usage"]["credits"], None
             return answer, 201
 
         return meter.run(perform)  # type: ignore[return-value]

@@ -10,8 +10,9 @@ answer deletes in its own transaction; a lease left behind expires and the perio
 from __future__ import annotations
 
 import logging
+import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +31,17 @@ from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
 from exograph.chat.tokens import token_count
 from exograph.core.errors import ExoGraphError, NotFound, ValidationError
 from exograph.core.leases import HeldLease, LeaseKind, lease_hold, lease_kind_register, lease_release
-from exograph.core.llm.extractive import extractive_answer
+from exograph.core.llm.extractive import (
+    RELEVANCE_MIN,
+    Similarity,
+    Statement,
+    evidence_relevance,
+    extract_answer,
+)
 from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
 from exograph.core.models import Lease
 from exograph.core.scope import Scope
+from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.selectors import graph_get_for_user
 
 logger = logging.getLogger(__name__)
@@ -53,6 +61,8 @@ CHECK_PROMPT = (
 )
 
 TokenSink = Callable[[str], None]
+# The relevance (0..1, extractive.relevance_of) at which an answer's support is not discounted.
+SUPPORT_FULL = 0.6
 
 
 def _check_choice(value: str, *, name: str, allowed: tuple[str, ...]) -> str:
@@ -250,12 +260,23 @@ def _generate(
     stream: ChatStream,
 ) -> dict[str, Any]:
     provider = settings.CHAT_PROVIDER
+    statements = _statements(items)
+    similarity = _similarity()
     if provider == "extractive":
-        # Entity items are labels ("Cygnus Engine (product)"), not statements: the extractive model answers
-        # with passage, fact and relation sentences only (the graph engine's facts name the links).
-        statements = [(item["n"], item["text"]) for item in items if item.get("kind") != "entity"]
-        text = extractive_answer(question=plan.message, evidence=statements, on_token=on_token)
-        return {"text": text, "provider": "extractive", "model": "extractive", "input_tokens": 0, "output_tokens": 0}
+        # Entity, fact and relation items are evidence shown as facts, never prose: the extractive model
+        # answers with whole passage sentences (exograph/core/llm/extractive.py) or says the documents don't.
+        extracted = extract_answer(question=plan.message, statements=statements, similarity=similarity)
+        on_token(extracted.text)
+        return {
+            "text": extracted.text,
+            "provider": "extractive",
+            "model": "extractive",
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "answered": extracted.answered,
+            "short_answer": extracted.short,
+            "relevance": extracted.relevance,
+        }
     model = model_for(plan.model)
     context = context_tokens_for(plan.model)
     evidence = _evidence_block(items, budget=max(256, context - settings.CHAT_MAX_OUTPUT_TOKENS))
@@ -280,13 +301,72 @@ def _generate(
             max_tokens=settings.CHAT_MAX_OUTPUT_TOKENS,
             on_token=on_token,
         )
+    relevance = evidence_relevance(question=plan.message, statements=statements, similarity=similarity)
     return {
         "text": reply.text,
         "provider": reply.provider,
         "model": reply.model,
         "input_tokens": first.input_tokens + (reply.input_tokens if reply is not first else 0),
         "output_tokens": first.output_tokens + (reply.output_tokens if reply is not first else 0),
+        "answered": relevance >= RELEVANCE_MIN,
+        "short_answer": "",
+        "relevance": relevance,
     }
+
+
+def _statements(items: list[dict[str, Any]]) -> list[Statement]:
+    return [
+        Statement(
+            n=int(item["n"]),
+            text=str(item["text"]),
+            kind=str(item.get("kind") or ""),
+            source=str(item.get("source") or ""),
+        )
+        for item in items
+    ]
+
+
+def _similarity() -> Similarity | None:
+    """Cosine similarity of a query to texts with the deployment's embedder (unit vectors: a dot product),
+    or None when the embedder is unavailable (then words alone decide)."""
+    try:
+        embedder = get_embedder()
+    except ExoGraphError:
+        return None
+
+    def similarity(query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        try:
+            vectors = embedder.embed([query, *texts])
+        except ExoGraphError:
+            return [0.0] * len(texts)
+        head = vectors[0]
+        return [sum(a * b for a, b in zip(head, vector, strict=False)) for vector in vectors[1:]]
+
+    return similarity
+
+
+_CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def _renumber(answer: str, items: list[dict[str, Any]], start: int) -> tuple[str, list[dict[str, Any]]]:
+    """This turn's items renumbered from start in order of first citation (the uncited after them, in the
+    order the model saw them), and the answer's markers rewritten to match. Numbers of earlier turns stay."""
+    own = {int(item["n"]) for item in items}
+    order: list[int] = []
+    for match in _CITE.finditer(answer):
+        order.extend(int(n) for n in match.group(1).split(",") if int(n) in own and int(n) not in order)
+    order.extend(int(item["n"]) for item in items if int(item["n"]) not in order)
+    mapping = {old: start + index for index, old in enumerate(order)}
+
+    def rewrite(match: re.Match[str]) -> str:
+        numbers = [int(n) for n in match.group(1).split(",")]
+        return "[" + ", ".join(str(mapping.get(n, n)) for n in numbers) + "]"
+
+    by_n = {int(item["n"]): item for item in items}
+    renumbered = [{**by_n[old], "n": mapping[old]} for old in order]
+    return _CITE.sub(rewrite, answer), renumbered
 
 
 def _reserve_numbers(session: ChatSession | None, count: int) -> int:
@@ -306,13 +386,17 @@ def chat_message_send(
     credits_charged: int = 0,
     on_token: TokenSink | None = None,
     lease: HeldLease | None = None,
+    charge_key: str = "",
 ) -> dict[str, Any]:
     """Retrieve evidence, generate, check citations, then store the turn (a new session when plan has
     none) and record world contributors' earnings. Writes only after generation succeeds. Streams the
     turn live to actor's events socket (exograph.chat.events: status, tokens, then chat.done after
     commit, or chat.error) and to `on_token`. Raises ServiceUnavailable (graph store, web search), LLM
     errors (provider down 503, timeout 504). `lease` (from chat_generation_lease) is released in the
-    transaction that stores the answer: answered and paid, or left for the sweep to refund."""
+    transaction that stores the answer: answered and paid, or left for the sweep to refund. An answer the
+    evidence does not hold (`answered` False) refunds the charge `charge_key` in that same transaction.
+    The result's `evidence` is what the answer cites; `considered` is every item handed to the model, each
+    flagged `cited`, numbered from the turn's first number in order of first citation."""
     # Ids are fixed up front so every live event of this turn names the session and message it becomes.
     session_id = plan.session.id if plan.session is not None else uuid.uuid4()
     message_id = uuid.uuid4()
@@ -333,6 +417,7 @@ def chat_message_send(
             stream=stream,
             sink=sink,
             lease=lease,
+            charge_key=charge_key,
         )
     except ExoGraphError as exc:
         stream.error(code=exc.code, message=exc.message)
@@ -352,6 +437,7 @@ def _send(
     stream: ChatStream,
     sink: TokenSink,
     lease: HeldLease | None,
+    charge_key: str = "",
 ) -> dict[str, Any]:
     stream.status("retrieving")
     found = _evidence_for(actor=actor, plan=plan)
@@ -361,17 +447,31 @@ def _send(
     stream.status("generating")
     generated = _generate(plan=plan, items=items, history=history, on_token=sink, stream=stream)
     stream.flush()
+    text, items = _renumber(generated["text"], items, start)
     known = {**_prior_evidence(plan.session), **{item["n"]: item for item in items}}
-    check = citations_check(answer=generated["text"], evidence={n: str(item["text"]) for n, item in known.items()})
+    check = citations_check(answer=text, evidence={n: str(item["text"]) for n, item in known.items()})
+    # Grounded means the cited evidence answers the question, not only that the words were copied from it:
+    # an answer the evidence does not cover (relevance below RELEVANCE_MIN) is not grounded and scores 0.
+    answered = bool(generated["answered"])
+    check.grounded = check.grounded and answered
+    check.support_score = round(check.support_score * min(1.0, float(generated["relevance"]) / SUPPORT_FULL), 3)
+    if not answered:
+        check.support_score = 0.0
+    refunded = 0
+    if not answered and credits_charged and charge_key:
+        refunded = credits_charged  # an answer the documents don't hold is not charged (README "Chat")
     usage = {
-        "credits": credits_charged,
+        "credits": credits_charged - refunded,
+        "credits_refunded": refunded,
         "provider": generated["provider"],
         "model": plan.model,
         "provider_model": generated["model"],
         "input_tokens": generated["input_tokens"],
         "output_tokens": generated["output_tokens"],
     }
-    cited = [known[n] for n in check.cited if n in known]
+    cited_numbers = set(check.cited)
+    cited = [{**known[n], "cited": True} for n in check.cited if n in known]
+    considered = [{**item, "cited": item["n"] in cited_numbers} for item in items]
     with transaction.atomic():
         session = plan.session
         if session is None:
@@ -400,6 +500,8 @@ def _send(
             usage=usage,
         )
         session.save(update_fields=["title", "modified"])
+        if refunded:
+            credits_refund(account=actor, charge_key=charge_key, reason="the documents do not answer the question")
         if found.contributor_ids:
             earnings_record(querier=actor, query=plan.message, contributor_ids=found.contributor_ids, source="chat")
         result: dict[str, Any] = {
@@ -412,6 +514,9 @@ def _send(
             "graph_scope": str(plan.scope),
             "graph_id": plan.graph_id or None,
             "evidence": cited,
+            "considered": considered,
+            "answered": answered,
+            "short_answer": generated["short_answer"],
             "grounded": check.grounded,
             "support_score": check.support_score,
             "citations": check.as_dict(),

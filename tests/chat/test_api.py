@@ -92,9 +92,13 @@ def test_evidence_numbers_are_unique_within_the_session(alice, alice_client, ali
 
 def test_answer_says_plainly_when_the_graphs_do_not_hold_it(alice, alice_client, alice_graph, fund):  # type: ignore[no-untyped-def]
     fund(alice, 10)
+    before = credit_balance(account=alice)
     body = alice_client.post(MESSAGES, {"message": "Who won the 1986 world cup?"}, format="json").json()
-    assert body["answer"] == "The graphs do not hold an answer to this question."
-    assert body["grounded"] is False and body["evidence"] == []
+    assert body["answer"].startswith("Your documents don't say who won the 1986 world cup.")
+    assert body["grounded"] is False and body["answered"] is False and body["support_score"] == 0.0
+    # An answer the documents don't hold is not charged: the charge is refunded with the stored answer.
+    assert body["credits_charged"] == 0 and body["usage"]["credits_refunded"] == 3
+    assert credit_balance(account=alice) == before == body["balance"]
 
 
 def test_retried_message_with_same_idempotency_key_answers_once_and_charges_once(
