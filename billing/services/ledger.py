@@ -27,6 +27,7 @@ from django.utils import timezone
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
 from billing.prices import price_for
 from billing.services.caps import key_cap_check_locked, month_start, spending_key_current
+from exograph.accounts.addresses import email_digest
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, InsufficientCredits, NotFound, PermissionDenied, ValidationError
 
@@ -376,17 +377,28 @@ def credits_remove_clamped(*, account: User, amount: int, kind: str, key: str, r
         return removed, shortfall
 
 
+def signup_grant_key(*, email: str) -> str:
+    """The signup grant's idempotency key: a digest of the canonical address (exograph.accounts.addresses), so it
+    outlives the account (the ledger stays when an account is deleted) without keeping the address."""
+    return f"signup:{email_digest(email)}"
+
+
 def credits_grant_signup(*, account: User) -> CreditEntry | None:
-    """The signup grant (settings.BILLING_SIGNUP_CREDITS), once per account. None if the grant is 0."""
+    """The signup grant (settings.BILLING_SIGNUP_CREDITS), once per email address: an account whose address (however
+    written) had it before, under a deleted account, gets nothing. Returns the grant entry (possibly an earlier
+    account's), None if the grant is 0."""
+    credit_account_for(user=account)  # the balance row exists whether or not the grant is this account's
     amount = settings.BILLING_SIGNUP_CREDITS
     if amount <= 0:
-        credit_account_for(user=account)
         return None
+    legacy = _existing(f"signup:{account.pk}")  # grants made before issue 22 were keyed by account id
+    if legacy is not None:
+        return legacy
     entry, _ = credits_grant(
         account=account,
         amount=amount,
         kind=EntryKind.SIGNUP_GRANT,
-        key=f"signup:{account.pk}",
+        key=signup_grant_key(email=account.email),
         reference="welcome credits",
     )
     return entry
