@@ -32,8 +32,19 @@ Using it for a new kind of work (research steps, chat generations):
 3. Work that ends a run by asking to run again later (a retry countdown) parks its lease for that long
    (`lease_park`), so a message lost meanwhile is resumed by the sweep too.
 
-4. Optionally let users resume at once: `lease_expired(...)` says whether the runner is gone, and
-   `lease_recover(..., reset=True)` resumes the work now (the document retry endpoint does this).
+4. Work is recorded before it is announced: the transaction that makes work due (an upload, a retry) also
+   writes its lease, unheld, with `lease_due` (it expires LEASE_STUCK_SECONDS later); a run that hands the
+   work on to a next step turns its lease into the next step's with `held.hand_off(step)` (one update: there
+   is no moment without a lease). Only then is the message sent; once sent, `lease_queued` gives the queue the
+   kind's requeue_window. A process that dies before the message went out (a web process killed after its
+   commit, a broker that died under a finishing stage) leaves an expired lease, which the sweep resumes.
+
+5. A kind may list its orphans (`orphans`: active subjects with no lease row and no progress since a cutoff,
+   such as work left by a version without leases); the sweep gives each an expired lease and resumes it.
+
+6. Optionally let users resume at once: `lease_resume_now(...)` resumes work no live runner holds (missing,
+   parked or expired lease; the document retry endpoint does this), `lease_recover(..., reset=True)` an
+   expired one.
 
 The lease is deleted when the block exits (normally or by an exception: the runner handles its own
 errors). Acquiring takes over an expired lease, a lease whose holder is a dead process on this host,
@@ -75,9 +86,15 @@ class LeaseKind:
     active: Callable[[str], bool]
     resume: Callable[[Lease], None]
     give_up: Callable[[Lease, str], None]
-    max_recoveries: int = 2
+    max_recoveries: int | None = None  # None: settings.LEASE_MAX_RECOVERIES
     # A resumed piece of work that has not started after this long (the queue lost it) counts as interrupted again.
     requeue_window: float = 15 * 60.0
+    # (cutoff) -> [(subject_id, step)]: active work with no lease row and no progress since cutoff (optional).
+    orphans: Callable[[datetime], list[tuple[str, str]]] | None = None
+
+    @property
+    def recoveries_max(self) -> int:
+        return int(settings.LEASE_MAX_RECOVERIES if self.max_recoveries is None else self.max_recoveries)
 
 
 _kinds: dict[str, LeaseKind] = {}
@@ -90,6 +107,10 @@ def lease_kind_register(kind: LeaseKind) -> None:
 
 def _ttl() -> float:
     return float(settings.LEASE_TTL_SECONDS)
+
+
+def _stuck_after() -> float:
+    return float(settings.LEASE_STUCK_SECONDS)
 
 
 def holder_name() -> str:
@@ -122,7 +143,15 @@ class HeldLease:
     token: uuid.UUID
     ttl: float
     lost: bool = False
+    # Set by hand_off: the step this work goes on with, and the token of the unheld lease left for it.
+    next_step: str | None = None
+    next_token: uuid.UUID | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
+
+    def hand_off(self, step: str) -> None:
+        """On leaving lease_hold, turn this lease into the unheld lease of the next step (instead of dropping it):
+        due now, resumed by the sweep unless it starts or is announced (`lease_queued`) within LEASE_STUCK_SECONDS."""
+        self.next_step = step
 
     def renew(self) -> bool:
         """Push the expiry ttl seconds ahead; False (and lost) if the lease is no longer ours."""
@@ -207,7 +236,57 @@ def lease_hold(*, kind: str, subject_id: str, step: str = "", ttl: float | None 
     finally:
         held._stop.set()
         beat.join(timeout=30)
-        lease_release(held)
+        if held.next_step is None:
+            lease_release(held)
+        else:
+            _hand_off(held, held.next_step)
+
+
+def _hand_off(held: HeldLease, step: str) -> None:
+    """One update from our held lease to the next step's unheld, due one (a fresh count of recoveries)."""
+    now = timezone.now()
+    token = uuid.uuid4()
+    moved = Lease.objects.filter(kind=held.kind, subject_id=held.subject_id, token=held.token).update(
+        step=step,
+        holder="",
+        token=token,
+        expires_at=now + timedelta(seconds=_stuck_after()),
+        heartbeat_at=now,
+        recoveries=0,
+    )
+    held.next_token = token if moved else None
+
+
+def lease_due(*, kind: str, subject_id: str, step: str) -> uuid.UUID:
+    """Record (kind, subject_id) as due at step, unheld, with a fresh count: call it in the transaction that makes
+    the work due, before its message is sent. Unless the work starts or `lease_queued` says its message went out
+    within LEASE_STUCK_SECONDS, the sweep resumes it. Returns the lease's token (for lease_queued)."""
+    now = timezone.now()
+    token = uuid.uuid4()
+    with transaction.atomic():
+        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
+        Lease.objects.filter(kind=kind, subject_id=subject_id).update(
+            step=step,
+            holder="",
+            token=token,
+            expires_at=now + timedelta(seconds=_stuck_after()),
+            heartbeat_at=now,
+            recoveries=0,
+        )
+    return token
+
+
+def lease_queued(*, kind: str, subject_id: str, token: uuid.UUID | None) -> bool:
+    """The message of due work (lease_due, hand_off) was sent: give the queue the kind's requeue_window to start it
+    before the sweep resumes it. A no-op (False) when the work already started or moved on (the token changed)."""
+    if token is None:
+        return False
+    window = _kinds[kind].requeue_window if kind in _kinds else _ttl()
+    return bool(
+        Lease.objects.filter(kind=kind, subject_id=subject_id, token=token, holder="").update(
+            expires_at=timezone.now() + timedelta(seconds=window)
+        )
+    )
 
 
 def lease_park(*, kind: str, subject_id: str, step: str = "", seconds: float) -> None:
@@ -259,7 +338,7 @@ def _recover(lease: Lease, *, reset: bool = False) -> str:
         Lease.objects.filter(pk=lease.pk, token=lease.token).delete()
         return "dropped"
     interrupted_step, previous_holder = lease.step, lease.holder
-    if not reset and lease.recoveries >= kind.max_recoveries:
+    if not reset and lease.recoveries >= kind.recoveries_max:
         if not Lease.objects.filter(pk=lease.pk, token=lease.token).delete()[0]:
             return "skipped"
         reason = (
@@ -303,9 +382,48 @@ def lease_recover(*, kind: str, subject_id: str, reset: bool = False) -> str:
     return _recover(lease, reset=reset)
 
 
+def lease_resume_now(*, kind: str, subject_id: str, step: str) -> str:
+    """Resume (kind, subject_id) now unless a live runner holds its lease (a user asked: the count starts over).
+    A missing lease (work that lost its record) is created at step first; a parked or expired one is recovered.
+
+    Returns 'resumed', 'dropped', 'skipped' or 'live' (a live runner holds it)."""
+    now = timezone.now()
+    _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
+    lease = Lease.objects.filter(kind=kind, subject_id=subject_id).first()
+    if lease is None:
+        return "skipped"
+    if lease.holder and lease.expires_at > now and not _holder_dead(lease.holder):
+        return "live"
+    return _recover(lease, reset=True)
+
+
+def _orphans_adopt(now: datetime, limit: int) -> int:
+    """Give every orphan of every kind (active, no lease row, no progress for LEASE_STUCK_SECONDS) an expired
+    lease, so this sweep resumes it. Returns how many."""
+    adopted = 0
+    cutoff = now - timedelta(seconds=_stuck_after())
+    for kind in list(_kinds.values()):
+        if kind.orphans is None:
+            continue
+        try:
+            found = kind.orphans(cutoff)[:limit]
+        except Exception:
+            logger.exception("lease kind %s: could not list its orphans", kind.name)
+            continue
+        for subject_id, step in found:
+            _row_ensure(kind=kind.name, subject_id=subject_id, step=step, now=now)
+            logger.warning(
+                "lease %s:%s: active with no lease and no progress; resumed by the sweep", kind.name, subject_id
+            )
+            adopted += 1
+    return adopted
+
+
 def leases_sweep(*, limit: int = 500) -> dict[str, int]:
-    """The periodic sweep: recover every expired lease (at most limit per run). Returns counts per outcome."""
+    """The periodic sweep: give orphaned work a lease, then recover every expired lease (at most limit per run).
+    Returns counts per outcome."""
     counts: dict[str, int] = {}
+    _orphans_adopt(timezone.now(), limit)
     expired = list(Lease.objects.filter(expires_at__lte=timezone.now()).order_by("expires_at")[:limit])
     for lease in expired:
         try:

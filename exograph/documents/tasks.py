@@ -1,7 +1,9 @@
 """Ingest pipeline tasks: ids only, idempotent, acks_late, on the ingest queue. Thin wrappers over services.
 
-Services never import this module (they start the pipeline by task name, `PARSE_TASK`), so the
-imports run one way: tasks → services.
+Services never import this module (they start the pipeline, and each stage the next one, by task name:
+`PARSE_TASK`, `EMBED_TASK`, `INDEX_TASK`), so the imports run one way: tasks → services. A stage records
+the next one as due (its lease) before it sends its message, so a message that never went out is sent by
+the lease sweep.
 
 A stage that meets a TransientError (FalkorDB, an embedding or LLM provider down) raises it while
 attempts remain, and Celery retries the task with exponential backoff (`retry_backoff`, jittered,
@@ -49,19 +51,17 @@ def _last_attempt(task: Any) -> bool:
 
 @shared_task(name=PARSE_TASK, **RETRYING)
 def document_parse_task(self: Any, document_id: str) -> None:
-    if document_stage_parse(document_id=document_id, last_attempt=_last_attempt(self)):
-        document_embed_task.delay(document_id)
+    document_stage_parse(document_id=document_id, last_attempt=_last_attempt(self), queue_next=True)
 
 
 @shared_task(name=EMBED_TASK, **RETRYING)
 def document_embed_task(self: Any, document_id: str) -> None:
-    if document_stage_embed(document_id=document_id, last_attempt=_last_attempt(self)):
-        document_index_task.delay(document_id)
+    document_stage_embed(document_id=document_id, last_attempt=_last_attempt(self), queue_next=True)
 
 
 @shared_task(name=INDEX_TASK, **RETRYING)
 def document_index_task(self: Any, document_id: str) -> None:
-    document_stage_index(document_id=document_id, last_attempt=_last_attempt(self))
+    document_stage_index(document_id=document_id, last_attempt=_last_attempt(self), queue_next=True)
 
 
 @shared_task(name=BATCH_TASK, **RETRYING)

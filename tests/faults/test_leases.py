@@ -58,15 +58,17 @@ def _interrupted(document_id: str, *, step: str, recoveries: int = 0) -> None:
     stage = DocumentStage.PARSE if step == PARSE_TASK else DocumentStage.EMBED
     Document.objects.filter(pk=document_id).update(status=DocumentStatus.PROCESSING, stage=stage)
     past = timezone.now() - timedelta(seconds=5)
-    Lease.objects.create(
+    Lease.objects.update_or_create(  # the upload recorded its first stage as due: the dead runner had taken it
         kind=DOCUMENT_LEASE,
         subject_id=document_id,
-        step=step,
-        holder="gone-host:4242",
-        token=uuid.uuid4(),
-        expires_at=past,
-        heartbeat_at=past,
-        recoveries=recoveries,
+        defaults={
+            "step": step,
+            "holder": "gone-host:4242",
+            "token": uuid.uuid4(),
+            "expires_at": past,
+            "heartbeat_at": past,
+            "recoveries": recoveries,
+        },
     )
 
 
@@ -142,7 +144,7 @@ def test_an_interrupted_stage_is_resumed_by_the_sweep_and_paid_once(alice_client
     assert (row.status, row.failure_reason) == (DocumentStatus.PROCESSED, "")
     assert credit_balance(account=funded) == after_charge
     assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
-    assert not Lease.objects.exists()
+    assert not Lease.objects.filter(subject_id=document["id"]).exists()
     assert Document.objects.get(pk=theirs["id"]).status == DocumentStatus.PENDING
 
 
@@ -253,3 +255,135 @@ def test_a_stage_waiting_for_its_retry_keeps_a_parked_lease_and_a_lost_retry_is_
     assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
     assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
     assert not Lease.objects.exists()
+
+
+# --- work recorded before it is announced (issue 23) ---------------------------------------------
+
+
+def _expire(document_id: str) -> None:
+    """LEASE_STUCK_SECONDS pass (the test moves the lease's expiry instead of waiting)."""
+    Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
+def test_an_upload_records_its_first_stage_as_due_and_a_message_never_sent_is_resumed_by_the_sweep(
+    alice_client, funded
+):
+    """The web process died between the upload's commit and its on-commit enqueue (here: the test transaction,
+    whose on-commit callbacks never run). The upload's own transaction left a due lease: the sweep starts it."""
+    document = _queued_text(alice_client)
+    after_charge = credit_balance(account=funded)
+    due = Lease.objects.get(kind=DOCUMENT_LEASE, subject_id=document["id"])
+    assert (due.holder, due.step, due.recoveries) == ("", PARSE_TASK, 0)
+    assert due.expires_at <= timezone.now() + timedelta(seconds=settings.LEASE_STUCK_SECONDS)
+    assert leases_sweep() == {}  # within its bound: the message may still be on its way
+
+    _expire(document["id"])
+    assert leases_sweep() == {"resumed": 1}
+
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+    assert not Lease.objects.filter(subject_id=document["id"]).exists()
+
+
+def test_a_stage_whose_next_message_cannot_be_sent_hands_its_lease_on_and_the_sweep_sends_it(
+    alice_client, funded, monkeypatch
+):
+    """The broker died under a finishing stage: its next stage's message raises kombu's OperationalError. The
+    stage's lease became the next stage's (due) before the send, so the sweep sends it once the broker is back."""
+    from kombu.exceptions import OperationalError
+
+    from exograph.documents import tasks
+    from exograph.documents.services import state
+
+    document = _queued_text(alice_client)
+    after_charge = credit_balance(account=funded)
+    real = state.celery_app.signature
+
+    def broker_down(name, *args, **kwargs):
+        signature = real(name, *args, **kwargs)
+        if name == EMBED_TASK:
+            monkeypatch.setattr(signature, "delay", lambda *a, **k: (_ for _ in ()).throw(OperationalError("down")))
+        return signature
+
+    monkeypatch.setattr(state.celery_app, "signature", broker_down)
+    tasks.document_parse_task.apply(args=(document["id"],)).get()  # no error: the sweep owns the next step now
+    monkeypatch.undo()
+
+    row = Document.objects.get(pk=document["id"])
+    assert (row.status, row.stage) == (DocumentStatus.PROCESSING, DocumentStage.CHUNK)
+    due = Lease.objects.get(kind=DOCUMENT_LEASE, subject_id=document["id"])
+    assert (due.holder, due.step, due.recoveries) == ("", EMBED_TASK, 0)
+    _expire(document["id"])
+    assert leases_sweep() == {"resumed": 1}
+
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+
+
+def test_a_document_with_no_lease_and_no_progress_is_resumed_by_the_sweep(alice_client, funded):
+    """Work left without any lease (a version without these records, a lease lost some other way): once it has
+    not changed for LEASE_STUCK_SECONDS the sweep gives it a lease and resumes it at its stage."""
+    stale, fresh = _queued_text(alice_client), _queued_text(alice_client)
+    Lease.objects.filter(subject_id__in=[stale["id"], fresh["id"]]).delete()
+    Document.objects.filter(pk=stale["id"]).update(modified=timezone.now() - timedelta(hours=1))
+
+    assert leases_sweep() == {"resumed": 1}
+
+    assert Document.objects.get(pk=stale["id"]).status == DocumentStatus.PROCESSED
+    assert [kind for kind, _ in _upload_entries(stale["id"])] == ["charge"]
+    assert Document.objects.get(pk=fresh["id"]).status == DocumentStatus.PENDING  # recent: left alone for now
+
+
+def test_retry_resumes_a_pending_document_no_runner_holds_at_once_and_charges_nothing(alice_client, funded):
+    document = _queued_text(alice_client)  # its message was never sent; its due lease has not expired yet
+    after_charge = credit_balance(account=funded)
+
+    response = alice_client.post(f"{URL}{document['id']}/retry/")
+
+    assert response.status_code == 202, response.json()
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+
+
+def test_retry_resumes_a_document_that_lost_its_lease_at_once(alice_client, funded):
+    document = _queued_text(alice_client)
+    Document.objects.filter(pk=document["id"]).update(status=DocumentStatus.PROCESSING, stage=DocumentStage.EMBED)
+    Lease.objects.filter(subject_id=document["id"]).delete()  # what the old enqueue failure left
+
+    response = alice_client.post(f"{URL}{document['id']}/retry/")
+
+    assert response.status_code == 202, response.json()
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.PROCESSED
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge"]
+
+
+def test_uploading_a_stuck_file_again_resumes_it_and_charges_nothing(alice_client, funded):
+    tag = uuid.uuid4().hex[:8]
+    body = {"text": f"Notes {tag}. {TEXT}", "title": f"Curie {tag}"}
+    first = alice_client.post(URL, body, format="json")
+    assert first.status_code == 201, first.json()
+    document_id = first.json()["id"]
+    after_charge = credit_balance(account=funded)
+    _expire(document_id)  # its message never went out and its bound passed: stuck until the next sweep
+
+    again = alice_client.post(URL, body, format="json")
+
+    assert again.status_code == 200 and again.json()["id"] == document_id, again.json()
+    assert Document.objects.get(pk=document_id).status == DocumentStatus.PROCESSED
+    assert credit_balance(account=funded) == after_charge
+    assert [kind for kind, _ in _upload_entries(document_id)] == ["charge"]
+
+
+def test_the_number_of_resumptions_before_giving_up_is_a_setting(alice_client, funded, settings):
+    settings.LEASE_MAX_RECOVERIES = 0
+    document = _queued_text(alice_client)
+    _interrupted(document["id"], step=EMBED_TASK)
+
+    assert leases_sweep() == {"given_up": 1}
+    assert Document.objects.get(pk=document["id"]).status == DocumentStatus.FAILED
+    assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge", "refund"]

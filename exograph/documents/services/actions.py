@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict
-from exograph.core.leases import lease_expired, lease_recover
 from exograph.documents.events import document_event_send
 from exograph.documents.models import (
     ACTIVE_STATUSES,
@@ -23,9 +22,10 @@ from exograph.documents.models import (
 )
 from exograph.documents.selectors import document_get_for_user
 from exograph.documents.services.state import (
-    DOCUMENT_LEASE,
     Charger,
     _cleanup,
+    _document_resume,
+    _pipeline_due,
     _pipeline_start,
     _price,
     _refund,
@@ -58,25 +58,25 @@ def document_cancel(*, actor: User, document_id: object) -> Document:
 
 
 def document_retry(*, actor: User, document_id: object, charge: Charger) -> tuple[Document, int]:
-    """Run a failed or cancelled document's pipeline again, or resume one whose running stage was interrupted
-    (its lease expired: the worker running it stopped; nothing is charged then). It is never paid twice: a failure refunded
+    """Run a failed or cancelled document's pipeline again, or resume a pending or processing one that no live
+    worker runs (its stage was interrupted, or its message lost or still waiting; nothing is charged then). It is never paid twice: a failure refunded
     the charge, so the retry charges once more (the document is paid exactly once when it succeeds).
     Returns (document, credits charged now). Raises NotFound, Conflict (not failed/cancelled), 402."""
     document = document_get_for_user(user=actor, document_id=document_id)
-    if document.status in ACTIVE_STATUSES and lease_expired(kind=DOCUMENT_LEASE, subject_id=str(document.pk)):
-        # Its stage was interrupted (the worker running it stopped): queue that stage again now. It is
-        # still paid by its charge, so nothing is charged.
-        if lease_recover(kind=DOCUMENT_LEASE, subject_id=str(document.pk), reset=True) in ("resumed", "skipped"):
+    if document.status in ACTIVE_STATUSES:
+        # Pending or processing with no live runner on it (its stage was interrupted, its message lost or still
+        # waiting): queue its stage again now. It is still paid by its charge, so nothing is charged.
+        if _document_resume(document, stuck_only=False) in ("resumed", "skipped"):
             document.refresh_from_db()
-            logger.info("document %s: interrupted stage resumed on retry", document.pk)
+            logger.info("document %s: stage resumed on retry", document.pk)
             return document, 0
         document.refresh_from_db()
     if document.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
         raise Conflict(
-            f"The document is {document.status}; only failed or cancelled documents, or one whose stage was "
-            "interrupted, can be retried.",
+            f"The document is {document.status} and a worker is running its stage now; only failed or cancelled "
+            "documents, or pending or processing ones no worker is running, can be retried.",
             code="document_not_retryable",
-            hint="Check its status with GET /api/v1/documents/{id}/; a stage interrupted by a stopped worker "
+            hint="Check its status with GET /api/v1/documents/{id}/; if the worker running its stage stops, the stage "
             f"is resumed by itself within {int(settings.LEASE_TTL_SECONDS + settings.LEASE_SWEEP_SECONDS)} s.",
         )
     if not DocumentBlob.objects.filter(document=document).exists():
@@ -101,7 +101,8 @@ def document_retry(*, actor: User, document_id: object, charge: Charger) -> tupl
             fields["refunded"] = False
             charged = _price(locked.pages)
         Document.objects.filter(pk=locked.pk).update(**fields)
-        transaction.on_commit(lambda: _pipeline_start(str(document.id)))
+        token = _pipeline_due(str(document.id))  # recorded as due with the retry: a lost message is sent by the sweep
+        transaction.on_commit(lambda: _pipeline_start(str(document.id), token))
     document.refresh_from_db()
     document_event_send(document)
     return document, charged

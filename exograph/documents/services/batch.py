@@ -16,6 +16,7 @@ transient error: the stages are idempotent and skip documents already processed.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -24,6 +25,7 @@ from django.db import transaction
 
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, InsufficientCredits, TransientError, ValidationError
+from exograph.core.leases import lease_queued
 from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
@@ -35,7 +37,16 @@ from exograph.documents.services.stages import (
     document_stage_parse,
     documents_retry_park,
 )
-from exograph.documents.services.state import EMBED_TASK, INDEX_TASK, PARSE_TASK, UPLOAD_ACTION, _fail, _price
+from exograph.documents.services.state import (
+    DOCUMENT_LEASE,
+    EMBED_TASK,
+    INDEX_TASK,
+    PARSE_TASK,
+    UPLOAD_ACTION,
+    _fail,
+    _pipeline_due,
+    _price,
+)
 from exograph.documents.services.text import TEXT_SOURCE_TYPES, text_upload_build
 from exograph.documents.services.upload import document_charge_direct, document_create, document_upload_prepare
 from exograph.graphs.models import Graph
@@ -111,6 +122,7 @@ def document_texts_ingest(
     results: list[tuple[Document, bool]] = []
     created: list[str] = []
     by_hash: dict[str, Document] = {}
+    tokens: dict[str, uuid.UUID] = {}
     with transaction.atomic():
         for item, p in zip(texts, prepared, strict=True):
             if p.existing is None and p.sha256 in by_hash:
@@ -128,14 +140,15 @@ def document_texts_ingest(
             results.append((document, was_created))
             if was_created:
                 created.append(str(document.id))
+                tokens[str(document.id)] = _pipeline_due(str(document.id))  # a lost batch message: the sweep
         for start in range(0, len(created), group):
             ids = created[start : start + group]
-            transaction.on_commit(lambda ids=ids: _batch_start(ids))  # type: ignore[misc]
+            transaction.on_commit(lambda ids=ids: _batch_start(ids, tokens))  # type: ignore[misc]
     logger.info("batch of %d texts: %d documents created in graph %s", len(texts), len(created), graph.id)
     return results
 
 
-def _batch_start(document_ids: list[str]) -> None:
+def _batch_start(document_ids: list[str], tokens: dict[str, uuid.UUID]) -> None:
     from exograph.celery import app as celery_app
 
     try:
@@ -144,6 +157,9 @@ def _batch_start(document_ids: list[str]) -> None:
         logger.exception("could not queue a batch of %d documents", len(document_ids))
         for document in Document.objects.select_related("graph", "owner").filter(pk__in=document_ids):
             _fail(document, stage=DocumentStage.QUEUED, reason="The ingest queue is unavailable. Retry the document.")
+        return
+    for document_id in document_ids:
+        lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=tokens.get(document_id))
 
 
 def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool = True) -> int:

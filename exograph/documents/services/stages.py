@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from exograph.core.errors import Conflict, ExoGraphError, TransientError
-from exograph.core.leases import LeaseBusy, lease_hold, lease_park
+from exograph.core.leases import LeaseBusy, lease_hold, lease_park, lease_queued
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
@@ -29,6 +29,8 @@ from exograph.documents.models import (
 from exograph.documents.parsing import ParseResult, document_text_extract, text_blocks
 from exograph.documents.services.state import (
     DOCUMENT_LEASE,
+    EMBED_TASK,
+    INDEX_TASK,
     RETRY_BACKOFF_MAX,
     STAGE_PROGRESS,
     STAGE_TASKS,
@@ -36,6 +38,7 @@ from exograph.documents.services.state import (
     _fail,
     _progress,
     _running,
+    _stage_queue,
 )
 from exograph.documents.validation import text_decode
 
@@ -48,8 +51,19 @@ class ChunkText:
     text: str
 
 
-def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
+# The task each stage hands the document on to when it succeeds (the last stage ends the pipeline).
+_NEXT_TASK = {DocumentStage.PARSE: EMBED_TASK, DocumentStage.EMBED: INDEX_TASK}
+
+
+def _stage(
+    document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool, queue_next: bool
+) -> bool:
     """Run one stage; True if the pipeline should continue.
+
+    On success the stage's lease becomes the next stage's (unheld, due) in one update, and only then, with
+    queue_next (the Celery tasks), is the next stage's message sent: a broker that is down then, or a worker
+    that dies before sending, leaves a due lease that the sweep resumes. Without queue_next (the batch runs the
+    next stage itself) the lease stays due for the kind's requeue window, in case the batch's worker dies.
 
     A TransientError (FalkorDB, an embedding or LLM provider down) is raised again while attempts
     remain, so the Celery task retries the stage with backoff; on the last attempt, and for every
@@ -62,15 +76,24 @@ def _stage(document_id: str, stage: str, work: Callable[[Document], None], *, la
     if document is None:
         return False
     step = STAGE_TASKS[DocumentStage(stage)]
+    next_task = _NEXT_TASK.get(DocumentStage(stage))
     try:
-        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=step):
-            return _stage_leased(document, stage, work, last_attempt=last_attempt)
+        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=step) as held:
+            go_on = _stage_leased(document, stage, work, last_attempt=last_attempt)
+            if go_on and next_task is not None:
+                held.hand_off(next_task)
     except TransientError:
         documents_retry_park([str(document.pk)])
         raise
     except LeaseBusy:
         logger.info("document %s: stage %s already runs elsewhere; this duplicate stops", document_id, stage)
         return False
+    if go_on and next_task is not None:
+        if queue_next:
+            _stage_queue(str(document.pk), next_task, held.next_token)
+        else:
+            lease_queued(kind=DOCUMENT_LEASE, subject_id=str(document.pk), token=held.next_token)
+    return go_on
 
 
 def documents_retry_park(document_ids: Sequence[str]) -> None:
@@ -181,7 +204,7 @@ def _parse_progress(document: Document) -> Callable[[float], None]:
     return report
 
 
-def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool:
+def document_stage_parse(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
     """Stage 1: parse in the sandbox and chunk; stores the chunks (replacing earlier ones)."""
 
     def work(document: Document) -> None:
@@ -226,10 +249,10 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True) -> bool
             )
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.CHUNK])
 
-    return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt)
+    return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt, queue_next=queue_next)
 
 
-def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool:
+def document_stage_embed(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
     """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch)."""
     from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 
@@ -264,10 +287,10 @@ def document_stage_embed(*, document_id: str, last_attempt: bool = True) -> bool
         DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extraction))
         Document.objects.filter(pk=document.pk).update(warnings=extraction.warnings)
 
-    return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt)
+    return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt, queue_next=queue_next)
 
 
-def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool:
+def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
     """Stage 3: extract entities and relations, write the graph (and the world graph), mark processed."""
     from exograph.graphs.services import graph_document_write
     from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
@@ -338,4 +361,4 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True) -> bool
         document_event_send(document)
         logger.info("document %s processed", document.id)
 
-    return _stage(document_id, DocumentStage.EXTRACT, work, last_attempt=last_attempt)
+    return _stage(document_id, DocumentStage.EXTRACT, work, last_attempt=last_attempt, queue_next=queue_next)

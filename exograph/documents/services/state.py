@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
+from datetime import datetime
 
 from django.utils import timezone
 
 from exograph.celery import app as celery_app
 from exograph.core.errors import NotFound
-from exograph.core.leases import LeaseKind, lease_kind_register
+from exograph.core.leases import (
+    LeaseKind,
+    lease_due,
+    lease_expired,
+    lease_kind_register,
+    lease_queued,
+    lease_resume_now,
+)
 from exograph.core.models import Lease
 from exograph.core.queues import Queue
 from exograph.documents.events import document_event_send
@@ -56,7 +65,14 @@ def _price(pages: int) -> int:
     return price_for(UPLOAD_ACTION, pages)
 
 
-def _pipeline_start(document_id: str) -> None:
+def _pipeline_due(document_id: str) -> uuid.UUID:
+    """Record the document's first stage as due (call it in the transaction that makes it pending): if the message
+    that starts it is never sent (the web process died after the commit), the lease sweep starts it."""
+    return lease_due(kind=DOCUMENT_LEASE, subject_id=document_id, step=PARSE_TASK)
+
+
+def _pipeline_start(document_id: str, token: uuid.UUID | None = None) -> None:
+    """Send the first stage's message (on commit, after _pipeline_due)."""
     try:
         celery_app.signature(PARSE_TASK, args=(document_id,), queue=Queue.INGEST.value).delay()
     except Exception:  # the broker is down: say so on the document and give the credits back
@@ -64,6 +80,21 @@ def _pipeline_start(document_id: str) -> None:
         document = Document.objects.select_related("graph", "owner").filter(pk=document_id).first()
         if document is not None:
             _fail(document, stage=DocumentStage.QUEUED, reason="The ingest queue is unavailable. Retry the document.")
+        return
+    lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=token)
+
+
+def _stage_queue(document_id: str, task: str, token: uuid.UUID | None) -> None:
+    """Send the next stage's message (its lease was handed off to it first). A broker that is down leaves that
+    lease due: the sweep sends the stage once the broker is back, so nothing is failed for it."""
+    try:
+        celery_app.signature(task, args=(document_id,), queue=Queue.INGEST.value).delay()
+    except Exception as exc:
+        logger.warning(
+            "document %s: could not queue %s (%s); the lease sweep resumes it", document_id, task, type(exc).__name__
+        )
+        return
+    lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=token)
 
 
 # --- progress and state -------------------------------------------------------------------------
@@ -149,4 +180,46 @@ def _lease_give_up(lease: Lease, reason: str) -> None:
     _fail(document, stage=stage, reason=f"{reason} The credits were refunded; retry the document to try again.")
 
 
-lease_kind_register(LeaseKind(name=DOCUMENT_LEASE, active=_lease_active, resume=_lease_resume, give_up=_lease_give_up))
+def _lease_orphans(cutoff: datetime) -> list[tuple[str, str]]:
+    """Pending or processing documents with no lease, unchanged since cutoff (left by a version without leases, or
+    a lease lost some other way): (id, the task of their stage) for the sweep to resume."""
+    from exograph.documents.services.stages import _stage_task
+
+    candidates = {
+        str(pk): stage
+        for pk, stage in Document.objects.filter(
+            status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING], deleted_at__isnull=True, modified__lt=cutoff
+        ).values_list("pk", "stage")[:500]
+    }
+    leased = set(
+        Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id__in=list(candidates)).values_list("subject_id", flat=True)
+    )
+    return [(pk, _stage_task(stage)) for pk, stage in candidates.items() if pk not in leased]
+
+
+def _document_resume(document: Document, *, stuck_only: bool) -> str:
+    """Resume a pending or processing document now (a user retried or uploaded it again); nothing is charged.
+
+    stuck_only: only when nothing else will (its lease is missing or expired); else whenever no live runner holds
+    it. Returns lease_resume_now's outcome, or 'live' when it was left alone."""
+    from exograph.documents.services.stages import _stage_task
+
+    pk = str(document.pk)
+    if stuck_only and Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=pk).exists():
+        if not lease_expired(kind=DOCUMENT_LEASE, subject_id=pk):
+            return "live"
+    outcome = lease_resume_now(kind=DOCUMENT_LEASE, subject_id=pk, step=_stage_task(document.stage))
+    if outcome == "resumed":
+        logger.info("document %s resumed at %s at its owner's request", pk, document.stage)
+    return outcome
+
+
+lease_kind_register(
+    LeaseKind(
+        name=DOCUMENT_LEASE,
+        active=_lease_active,
+        resume=_lease_resume,
+        give_up=_lease_give_up,
+        orphans=_lease_orphans,
+    )
+)

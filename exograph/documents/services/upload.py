@@ -24,6 +24,8 @@ from exograph.documents.parsing import ParseResult, document_inspect
 from exograph.documents.services.state import (
     UPLOAD_ACTION,
     Charger,
+    _document_resume,
+    _pipeline_due,
     _pipeline_start,
     _price,
 )
@@ -98,9 +100,15 @@ def document_create(
     (queue=False: the caller starts it, as the batch text ingest does for a whole group).
 
     Returns (document, created); created is False when the same file is already in the graph
-    (then nothing is charged). Raises InsufficientCredits (402) with nothing written."""
+    (then nothing is charged; an unfinished one that nothing would resume is resumed). Raises InsufficientCredits (402) with nothing written."""
     if prepared.existing is not None:
-        return prepared.existing, False
+        same = prepared.existing
+        if same.status in (DocumentStatus.PENDING, DocumentStatus.PROCESSING):
+            # The same file again while it is unfinished: if nothing would resume it (its pipeline lost its
+            # message or its runner), resume it now; still paid by its first charge.
+            if _document_resume(same, stuck_only=True) == "resumed":
+                same.refresh_from_db()
+        return same, False
     upload = prepared.upload
     try:
         with transaction.atomic():
@@ -123,8 +131,9 @@ def document_create(
             document.charge_key = charge_key
             document.credits_charged = _price(prepared.inspection.pages)
             document.save(update_fields=["charge_key", "credits_charged", "modified"])
-            if queue:
-                transaction.on_commit(lambda: _pipeline_start(str(document.id)))
+            if queue:  # recorded as due in this transaction: a message lost before it is sent is sent by the sweep
+                token = _pipeline_due(str(document.id))
+                transaction.on_commit(lambda: _pipeline_start(str(document.id), token))
     except IntegrityError:
         # The same file reached the same graph concurrently; the first one wins, nothing charged here.
         existing = Document.objects.filter(
