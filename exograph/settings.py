@@ -402,6 +402,8 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "ExoGraph <no-reply@localhost>")
 # A verification link works this long (Django's token generator reads PASSWORD_RESET_TIMEOUT).
 PASSWORD_RESET_TIMEOUT = env_int("ACCOUNTS_EMAIL_LINK_SECONDS", default=3 * 24 * 3600, minimum=60)
+# A password-reset link works this long (at most PASSWORD_RESET_TIMEOUT), and once.
+ACCOUNTS_PASSWORD_RESET_SECONDS = env_int("ACCOUNTS_PASSWORD_RESET_SECONDS", default=3600, minimum=60)
 
 # --- Embeddings (exograph/graphs/embeddings.py) ------------------------------------------
 # local all-MiniLM-L6-v2 (bundled, CPU, offline) by default, or any OpenAI-compatible endpoint.

@@ -7,7 +7,7 @@ from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.mail import send_mail
 from django.urls import reverse
 from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+from django.utils.http import base36_to_int, urlsafe_base64_encode
 
 from billing.models import CreditEntry
 from billing.services.ledger import signup_grant_key
@@ -45,6 +45,46 @@ def email_verification_send(*, user: User) -> None:
             f"Open this link to confirm {user.email}{grant}:\n\n"
             f"{email_verification_link(user=user)}\n\n"
             "The link works for a few days. If you did not sign up for ExoGraph, ignore this email.\n"
+        ),
+        from_email=None,
+        recipient_list=[user.email],
+    )
+
+
+class PasswordResetTokens(PasswordResetTokenGenerator):
+    """Django's reset tokens (bound to the password hash, the last login and the address: setting a password or
+    logging in spends them), for ACCOUNTS_PASSWORD_RESET_SECONDS rather than the verification links' days."""
+
+    key_salt = "exograph.accounts.emails.PasswordResetTokens"
+
+    def check_token(self, user: User | None, token: str | None) -> bool:  # type: ignore[override]
+        if not super().check_token(user, token) or token is None:
+            return False
+        try:
+            issued = base36_to_int(token.split("-", 1)[0])
+        except ValueError:
+            return False
+        return self._num_seconds(self._now()) - issued <= settings.ACCOUNTS_PASSWORD_RESET_SECONDS
+
+
+password_reset_tokens = PasswordResetTokens()
+
+
+def password_reset_send(*, user: User) -> None:
+    """Send user a link to choose a new password. Raises smtplib/OSError errors of the backend."""
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    path = reverse(
+        "accounts:password_reset_confirm", kwargs={"uidb64": uid, "token": password_reset_tokens.make_token(user)}
+    )
+    minutes = settings.ACCOUNTS_PASSWORD_RESET_SECONDS // 60
+    send_mail(
+        subject="Reset your ExoGraph password",
+        message=(
+            f"Someone asked to reset the password of the ExoGraph account of {user.email}. "
+            "Open this link to choose a new one:\n\n"
+            f"{settings.EXOGRAPH_PUBLIC_URL.rstrip('/')}{path}\n\n"
+            f"The link works once, for {minutes} minutes. If you did not ask, ignore this email: "
+            "your password stays as it is.\n"
         ),
         from_email=None,
         recipient_list=[user.email],

@@ -21,10 +21,13 @@ from django.utils import timezone
 from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 
+from billing.ratelimit import address_throttle
 from billing.services import credit_account_detach, credits_grant_signup
+from exograph.accounts.addresses import email_digest
 from exograph.accounts.emails import email_verification_tokens
+from exograph.accounts.lockout import login_username
 from exograph.accounts.models import MAX_MONTHLY_CREDIT_CAP, ApiKey, User
-from exograph.accounts.tasks import user_email_verification_send_task
+from exograph.accounts.tasks import user_email_verification_send_task, user_password_reset_send_task
 from exograph.core.errors import (
     Conflict,
     NotFound,
@@ -148,6 +151,45 @@ def user_email_verification_request(*, actor: User) -> None:
             headers={"Retry-After": str(VERIFICATION_RESEND_SECONDS)},
         )
     _verification_email_queue(actor.pk)
+
+
+# --- Password reset ----------------------------------------------------------------------
+# Django's reset flow (exograph.accounts.views); the request side is here so the answer never depends on whether the
+# address has an account: same page, same work in the request (the email goes from a task after commit).
+
+
+def user_password_reset_request(*, email: str, client_address: str) -> None:
+    """Email a reset link to the active account with this address, if there is one (after commit).
+
+    Raises RateLimited when client_address asked too often (ANON_THROTTLES password_reset); past the limit of one
+    email address (password_reset_email) it quietly sends nothing, so the answer still says nothing about the
+    account. Raises ServiceUnavailable if the rate limiter's Redis is down.
+    """
+    address_throttle(action="password_reset", address=client_address)
+    try:
+        address_throttle(action="password_reset_email", address=email_digest(email))
+    except RateLimited:
+        logger.info("password reset: the mail limit of an address is reached; nothing sent")
+        return
+    user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
+    if user is None or not user.has_usable_password():
+        return
+    user_id = user.pk
+
+    def send() -> None:
+        try:
+            user_password_reset_send_task.delay(user_id)
+        except Exception:  # the broker is down: the person asks again
+            logger.exception("could not queue the password reset email of account %s", user_id)
+
+    transaction.on_commit(send)
+
+
+def user_login_lockout_clear(*, user: User) -> None:
+    """Forget the failed logins naming user's address (django-axes), e.g. once a reset link set a new password."""
+    from axes.utils import reset  # axes reads its settings on import
+
+    reset(username=login_username(None, {"username": user.email}))
 
 
 def account_delete(*, actor: User, user: User) -> None:

@@ -7,7 +7,7 @@ import smtplib
 
 from celery import shared_task
 
-from exograph.accounts.emails import email_verification_send
+from exograph.accounts.emails import email_verification_send, password_reset_send
 from exograph.accounts.models import User
 from exograph.core.queues import Queue
 
@@ -29,3 +29,20 @@ def user_email_verification_send_task(user_id: int) -> None:
         return
     email_verification_send(user=user)
     logger.info("verification email sent to account %s", user_id)
+
+
+@shared_task(
+    name="accounts.user_password_reset_send",
+    queue=Queue.DEFAULT.value,
+    acks_late=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def user_password_reset_send_task(user_id: int) -> None:
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None or not user.has_usable_password():
+        logger.info("account %s is gone or has no password; no reset email", user_id)
+        return
+    password_reset_send(user=user)
+    logger.info("password reset email sent to account %s", user_id)

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from billing.ratelimit import address_throttle
 from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
 from billing.services.caps import key_spent_this_month
+from exograph.accounts.emails import password_reset_tokens
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.selectors import api_key_list_for_user, user_signup_credits_received
 from exograph.accounts.services import (
@@ -30,6 +31,8 @@ from exograph.accounts.services import (
     user_create,
     user_email_verification_request,
     user_email_verify,
+    user_login_lockout_clear,
+    user_password_reset_request,
 )
 from exograph.chat.selectors import chat_session_list_for_user
 from exograph.core.api import error_body
@@ -56,7 +59,7 @@ def login_locked_out(request: HttpRequest, original_response: Any = None, creden
         f"Too many failed login attempts for this account or from this address. "
         f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
     )
-    hint = "Wait, then log in again; if you have forgotten your password, ask an administrator to reset it."
+    hint = "Wait, then log in again; if you have forgotten your password, reset it from the login page."
     wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
     if wants_json or request.headers.get("X-Requested-With") == "XMLHttpRequest":
         response: HttpResponse = JsonResponse(
@@ -80,6 +83,56 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     def form_valid(self, form: Any) -> HttpResponse:
         messages.success(self.request, "Your password has been changed.")
         return super().form_valid(form)
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Ask for a reset link: the same answer whether or not the address has an account (the service decides)."""
+
+    template_name = "accounts/password_reset.html"
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        try:
+            user_password_reset_request(email=form.cleaned_data["email"], client_address=client_ip(self.request))
+        except RateLimited as exc:
+            response = self.render_to_response(self.get_context_data(form=form, throttled=exc.message), status=429)
+            response.headers["Retry-After"] = exc.headers["Retry-After"]
+            return response
+        return redirect(self.success_url)
+
+
+class PasswordResetDoneView(auth_views.PasswordResetDoneView):
+    template_name = "accounts/password_reset_done.html"
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """The emailed link: an expiring (ACCOUNTS_PASSWORD_RESET_SECONDS), one-use token; wrong links are counted per
+    client address (ANON_THROTTLES email_link), like wrong verification links."""
+
+    template_name = "accounts/password_reset_confirm.html"
+    success_url = reverse_lazy("accounts:password_reset_complete")
+    token_generator = password_reset_tokens
+
+    def dispatch(self, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        address = client_ip(self.request)
+        try:
+            address_throttle(action="email_link", address=address, count=False)
+        except RateLimited as exc:
+            return _email_link_refused(self.request, exc, status=429)
+        response = super().dispatch(*args, **kwargs)
+        if not self.validlink and response.status_code == 200:  # the "invalid link" page, not the valid redirect
+            with contextlib.suppress(RateLimited):
+                address_throttle(action="email_link", address=address)
+        return response
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        user_login_lockout_clear(user=form.user)  # the mailbox's owner chose a new password: guesses are moot
+        return response
+
+
+class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
+    template_name = "accounts/password_reset_complete.html"
 
 
 def signup(request: HttpRequest) -> HttpResponse:
