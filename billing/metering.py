@@ -76,6 +76,9 @@ from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -114,12 +117,9 @@ _FALSE = {"0", "false", "no", "off", ""}
 Perform = Callable[["Meter"], tuple[dict[str, Any], int]]
 
 
-def parse_dry_run(request: Request) -> bool:
-    """`dry_run` from the query string or the body. Raises ValidationError on a value that is not a boolean."""
-    raw: Any = request.query_params.get("dry_run")
-    if raw is None:
-        data = request.data
-        raw = data.get("dry_run") if hasattr(data, "get") else None
+def dry_run_value(raw: Any) -> bool:
+    """The one reading of a `dry_run` value on every paid endpoint: absent (None), a JSON boolean, or the text
+    true/1/yes/on or false/0/no/off/"" (any case). Raises ValidationError (400 invalid_dry_run) on anything else."""
     if raw is None or isinstance(raw, bool):
         return bool(raw)
     value = str(raw).strip().lower()
@@ -130,6 +130,32 @@ def parse_dry_run(request: Request) -> bool:
     raise ValidationError(
         f"dry_run must be true or false; got {str(raw)[:20]!r}.", code="invalid_dry_run", hint="Use dry_run=true."
     )
+
+
+def parse_dry_run(request: Request) -> bool:
+    """`dry_run` from the query string or the body (dry_run_value). Raises ValidationError on a non-boolean."""
+    raw: Any = request.query_params.get("dry_run")
+    if raw is None:
+        data = request.data
+        raw = data.get("dry_run") if hasattr(data, "get") else None
+    return dry_run_value(raw)
+
+
+@extend_schema_field(OpenApiTypes.BOOL)
+class DryRunField(serializers.Field):
+    """`dry_run` in an input serializer: read by dry_run_value, so a JSON boolean, "true"/"1"/"false" and the
+    query parameter mean the same on every paid endpoint (the view still reads it with Meter.from_request)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", "true: answer the price and whether it is covered; charge and store nothing.")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> bool:
+        return dry_run_value(data)
+
+    def to_representation(self, value: Any) -> bool:
+        return bool(value)
 
 
 class IdempotencyKeyReused(ExoGraphError):
@@ -222,7 +248,9 @@ class Meter:
     def quote_response(
         self, *, action: str, units: int = 1, max_cost: int | None = None, extra: dict[str, Any] | None = None
     ) -> Response:
-        """The dry-run answer: what it would cost and whether the balance covers it. Changes nothing."""
+        """The dry-run answer: what it would cost and whether the real call would be allowed to spend it (the
+        balance and the API key's monthly cap, decided as the charge decides them); when not covered, `refusal`
+        is the error the real call would answer. Changes nothing."""
         quote = credits_quote(account=self.account, action=action, units=units, max_cost=max_cost)
         body: dict[str, Any] = {
             "dry_run": True,
@@ -230,6 +258,9 @@ class Meter:
             "balance": quote.balance,
             "covered": quote.covered,
         }
+        if quote.refusal is not None:
+            refusal = quote.refusal
+            body["refusal"] = {"code": refusal.code, "message": refusal.message, "hint": refusal.hint, **refusal.extra}
         body.update(extra or {})
         return Response(body, status=200)
 

@@ -104,13 +104,15 @@ class KeyCapReached(PermissionDenied):
     code = "key_monthly_cap_reached"
 
 
-def key_cap_check_locked(*, key_id: int, cost: int) -> None:
-    """Lock the key's row and refuse `cost` if it would take the key past its monthly cap.
+def key_cap_check(*, key_id: int, cost: int, lock: bool) -> None:
+    """Refuse `cost` if it would take the key past its monthly cap; lock=True locks the key's row first.
 
-    Call inside the transaction that then writes the spend, so the lock is held until it commits.
+    A spend (charge, hold) locks, inside the transaction that then writes it, so the lock is held until it
+    commits; a quote (dry_run) asks the same question without locking and changes nothing.
     Raises KeyCapReached naming the cap, what was spent, what is left and when the cap resets.
     """
-    cap = ApiKey.objects.select_for_update().filter(pk=key_id).values_list("monthly_credit_cap", flat=True).first()
+    rows = ApiKey.objects.select_for_update() if lock else ApiKey.objects
+    cap = rows.filter(pk=key_id).values_list("monthly_credit_cap", flat=True).first()
     if cap is None:
         return
     now = timezone.now()

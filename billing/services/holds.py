@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
-from billing.services.caps import key_cap_check_locked, month_start, spending_key_current
+from billing.services.caps import month_start, spending_key_current
 from billing.services.ledger import (
     _applied,
     _check_amount,
@@ -30,6 +30,7 @@ from billing.services.ledger import (
     _post,
     credit_account_for,
     ledger_key,
+    spend_check,
 )
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, ValidationError
@@ -52,7 +53,7 @@ def credits_hold(*, account: User, amount: int, idempotency_key: str, reference:
     try:
         with transaction.atomic():
             if spender is not None and spender.capped:
-                key_cap_check_locked(key_id=spender.id, cost=amount)  # the lock is held until the hold commits
+                spend_check(account=account, cost=amount, lock=True)  # the key's lock is held until the hold commits
             hold = Hold.objects.create(
                 account=credit_account,
                 amount=amount,

@@ -26,10 +26,17 @@ from django.utils import timezone
 
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
 from billing.prices import price_for
-from billing.services.caps import key_cap_check_locked, month_start, spending_key_current
+from billing.services.caps import KeyCapReached, key_cap_check, month_start, spending_key_current
 from exograph.accounts.addresses import email_digest
 from exograph.accounts.models import User
-from exograph.core.errors import Conflict, InsufficientCredits, NotFound, PermissionDenied, ValidationError
+from exograph.core.errors import (
+    Conflict,
+    ExoGraphError,
+    InsufficientCredits,
+    NotFound,
+    PermissionDenied,
+    ValidationError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +55,7 @@ class Quote:
     cost: int
     balance: int
     covered: bool
+    refusal: ExoGraphError | None = None  # what the real call would answer when not covered (402, 403)
 
 
 def _check_key(idempotency_key: str) -> str:
@@ -226,11 +234,33 @@ def credit_balance(*, account: User) -> int:
     return int(value or 0)
 
 
+def spend_check(*, account: User, cost: int, lock: bool) -> None:
+    """The one decision whether this request may spend `cost` now, for a quote and a spend alike: the current
+    API key's monthly cap (KeyCapReached, 403), then the balance (InsufficientCredits, 402).
+
+    A charge or hold asks it with lock=True inside the transaction that writes the spend (the key's row lock is
+    held until it commits; the conditional UPDATE of _post re-checks the balance against concurrent spends);
+    a quote (dry_run) asks it with lock=False and changes nothing.
+    """
+    spender = spending_key_current()
+    if spender is not None and spender.capped:
+        key_cap_check(key_id=spender.id, cost=cost, lock=lock)
+    if cost > 0 and credit_balance(account=account) < cost:
+        raise _insufficient(needed=cost, account=account)
+
+
 def credits_quote(*, account: User, action: str, units: int = 1, max_cost: int | None = None) -> Quote:
-    """What an action would cost and whether the balance covers it. Changes nothing."""
+    """What an action would cost and whether this request may spend it (the balance and the API key's monthly
+    cap, decided by spend_check as the charge decides it); `refusal` is the error the real call would answer.
+    Changes nothing."""
     cost = price_for(action, units, max_cost=max_cost)
-    balance = credit_balance(account=account)
-    return Quote(cost=cost, balance=balance, covered=balance >= cost)
+    refusal: ExoGraphError | None = None
+    if cost > 0:
+        try:
+            spend_check(account=account, cost=cost, lock=False)
+        except (KeyCapReached, InsufficientCredits) as exc:
+            refusal = exc
+    return Quote(cost=cost, balance=credit_balance(account=account), covered=refusal is None, refusal=refusal)
 
 
 def _insufficient(*, needed: int, account: User) -> InsufficientCredits:
@@ -285,7 +315,7 @@ def credits_charge(
         existing = _existing(key)
         if existing is not None:  # a retry gets its first answer, even once the cap is reached
             return _charge_replay(existing, cost=cost, account=account)
-        key_cap_check_locked(key_id=spender.id, cost=cost)
+        spend_check(account=account, cost=cost, lock=True)
         return _charge_post(account=account, cost=cost, key=key, reference=reference or action, api_key_id=spender.id)
 
 

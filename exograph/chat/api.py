@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.metering import Meter
+from billing.metering import DryRunField, Meter
 from exograph.chat.models import ChatMessage, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user, chat_session_list_for_user
 from exograph.chat.services import (
@@ -232,7 +232,7 @@ class ChatMessageCreateApi(APIView):
         reasoning_engine = _ChoiceText(help_text="rag, graph (default) or web")
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
-        dry_run = serializers.CharField(required=False)
+        dry_run = DryRunField()
 
     @extend_schema(
         operation_id="chat_messages_send",

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.metering import Meter
+from billing.metering import DryRunField, Meter
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
 from exograph.core.parsers import JSONParser, MultiPartParser
@@ -125,7 +125,7 @@ class _UploadOptionsInSerializer(serializers.Serializer):
     graph_id = serializers.CharField(
         required=False, max_length=64, help_text="Upload into this graph; default: your default graph of the scope."
     )
-    dry_run = serializers.BooleanField(required=False, help_text="true: answer the price, charge and store nothing.")
+    dry_run = DryRunField(help_text="true: answer the price, charge and store nothing.")
 
 
 class UploadMultipartInSerializer(_UploadOptionsInSerializer):

@@ -97,7 +97,14 @@ class QuoteOutSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField()
     credits_needed = serializers.IntegerField()
     balance = serializers.IntegerField()
-    covered = serializers.BooleanField(help_text="Whether the balance covers credits_needed.")
+    covered = serializers.BooleanField(
+        help_text="Whether the real call may spend credits_needed now (the balance and the API key's monthly cap)."
+    )
+    refusal = serializers.DictField(
+        required=False,
+        help_text="When not covered: the error the real call would answer ({code, message, hint, ...}), e.g. "
+        "insufficient_credits (402) or key_monthly_cap_reached (403).",
+    )
 
 
 class DocumentUploadQuoteOutSerializer(QuoteOutSerializer):

@@ -37,7 +37,9 @@ def test_dry_run_quotes_and_changes_nothing(alice, alice_client, fund, where):
     else:
         response = alice_client.post(UPLOAD, {"pages": 7, "dry_run": True}, format="json")
     assert response.status_code == 200
-    assert response.json() == {"dry_run": True, "credits_needed": 12, "balance": 10, "covered": False, "pages": 7}
+    body = response.json()
+    assert body.pop("refusal")["code"] == "insufficient_credits"
+    assert body == {"dry_run": True, "credits_needed": 12, "balance": 10, "covered": False, "pages": 7}
     assert credit_balance(account=alice) == 10 and not charges(alice).exists()
     chat = alice_client.post(f"{CHAT}?dry_run=1", {}, format="json").json()
     assert chat == {"dry_run": True, "credits_needed": 3, "balance": 10, "covered": True}

@@ -1,0 +1,117 @@
+"""dry_run on the real paid endpoints: a quote takes the decision the charge takes (balance and the API key's
+monthly cap), and every paid endpoint reads dry_run the same ways (JSON boolean, text, query parameter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from billing.services import credit_balance, credits_quote
+from billing.services.caps import KeyCapReached, spending_key
+from exograph.accounts.services import api_key_create
+from tests.billing.conftest import assert_ledger_whole
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = "/api/v1/chat/messages/"
+DOCUMENTS = "/api/v1/documents/"
+RESEARCH = "/api/v1/research/"
+CHAT_PONDER = {"message": "Which rivers feed the delta?", "model": "ponder"}  # 10 credits
+TEXT_UPLOAD = {"text": "The delta is fed by two rivers.", "title": "Rivers"}  # 5 + 1 page = 6 credits
+
+
+def _client(user: Any, *, cap: int | None) -> APIClient:
+    client = APIClient()
+    secret = api_key_create(actor=user, name="agent", monthly_credit_cap=cap).secret
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+@pytest.mark.parametrize(("path", "body", "price"), [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6)])
+def test_a_quote_past_the_keys_monthly_cap_is_not_covered_and_names_what_the_charge_answers(
+    alice, fund, path, body, price
+):
+    fund(alice, 100)
+    client = _client(alice, cap=price - 1)
+    quote = client.post(path, {**body, "dry_run": True}, format="json")
+    assert quote.status_code == 200, quote.content
+    assert quote.json()["covered"] is False
+    assert quote.json()["credits_needed"] == price and quote.json()["balance"] == 100
+    real = client.post(path, body, format="json")
+    assert real.status_code == 403
+    # One decision: the quote's refusal is the real call's error, word for word.
+    assert quote.json()["refusal"] == real.json()["error"]
+    assert real.json()["error"]["code"] == "key_monthly_cap_reached"
+    assert credit_balance(account=alice) == 100
+    assert_ledger_whole(alice)
+
+
+@pytest.mark.parametrize(("path", "body", "price"), [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6)])
+def test_a_quote_within_the_cap_and_balance_is_covered_and_says_no_refusal(alice, fund, path, body, price):
+    fund(alice, 100)
+    quote = _client(alice, cap=price).post(path, {**body, "dry_run": True}, format="json").json()
+    assert quote["covered"] is True and "refusal" not in quote
+
+
+def test_a_quote_past_the_balance_names_the_402_the_charge_answers(alice, fund):
+    fund(alice, 5)
+    client = _client(alice, cap=None)
+    quote = client.post(MESSAGES, {**CHAT_PONDER, "dry_run": True}, format="json").json()
+    real = client.post(MESSAGES, CHAT_PONDER, format="json")
+    assert quote["covered"] is False and real.status_code == 402
+    assert quote["refusal"] == real.json()["error"]
+
+
+def test_credits_quote_asks_the_keys_cap_as_the_charge_does(alice, fund):
+    fund(alice, 100)
+    key = api_key_create(actor=alice, name="agent", monthly_credit_cap=2).key
+    with spending_key(key_id=key.pk, capped=True):
+        quote = credits_quote(account=alice, action="chat.snap")
+    assert (quote.cost, quote.balance, quote.covered) == (3, 100, False)
+    assert isinstance(quote.refusal, KeyCapReached)
+    assert credits_quote(account=alice, action="chat.snap").covered is True  # no key: the web UI
+
+
+QUOTING = [(MESSAGES, CHAT_PONDER), (DOCUMENTS, TEXT_UPLOAD)]
+TRUE_FORMS = [
+    ("json-true", {"dry_run": True}, ""),
+    ("text-true", {"dry_run": "true"}, ""),
+    ("text-1", {"dry_run": "1"}, ""),
+    ("query", {}, "?dry_run=true"),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), QUOTING, ids=["chat", "upload"])
+@pytest.mark.parametrize(("form", "extra", "query"), TRUE_FORMS, ids=[form[0] for form in TRUE_FORMS])
+def test_every_quoting_endpoint_reads_dry_run_the_same_ways(alice, alice_client, fund, path, body, form, extra, query):
+    fund(alice, 100)
+    response = alice_client.post(path + query, {**body, **extra}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["dry_run"] is True
+    assert credit_balance(account=alice) == 100
+
+
+@pytest.mark.parametrize("path", [MESSAGES, DOCUMENTS, RESEARCH])
+@pytest.mark.parametrize("value", [False, "false", "0"])
+def test_dry_run_false_in_any_form_is_a_real_call_on_every_paid_endpoint(alice, alice_client, path, value):
+    # No credits: the real call answers 402 (never a 400 about dry_run's type, never a quote).
+    body = {MESSAGES: CHAT_PONDER, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
+    response = alice_client.post(path, {**body, "dry_run": value}, format="json")
+    assert response.status_code == 402, response.content
+
+
+@pytest.mark.parametrize("path", [MESSAGES, DOCUMENTS, RESEARCH])
+def test_a_dry_run_that_is_no_boolean_is_the_same_400_on_every_paid_endpoint(alice, alice_client, path):
+    body = {MESSAGES: CHAT_PONDER, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
+    response = alice_client.post(path, {**body, "dry_run": "perhaps"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_dry_run"
+
+
+def test_research_reads_a_json_boolean_dry_run_as_the_others_do(alice, alice_client):
+    # Research does not quote (budget_credits is its most), and says so for every form of dry_run=true.
+    for body in ({"dry_run": True}, {"dry_run": "1"}):
+        response = alice_client.post(RESEARCH, {"query": "rivers of the delta", **body}, format="json")
+        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_dry_run"
