@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class BillingConfig(AppConfig):
@@ -12,3 +13,4 @@ class BillingConfig(AppConfig):
         # /readyz also fails when the rate-limit counters could be evicted (core imports nothing of ours).
         health.CHECKS["ratelimit_redis"] = ratelimit_redis_check
         health.NAMES["ratelimit_redis"] = "the rate limiter's Redis (reachable, with maxmemory-policy noeviction)"
+        health.SERVERS["ratelimit_redis"] = lambda: str(settings.RATELIMIT_REDIS_URL)

@@ -36,6 +36,7 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
 from exograph.core.errors import RateLimited, ServiceUnavailable
+from exograph.core.stores import shares_graph_store, store_unavailable
 
 # KEYS[1]: the short window's log (sorted set: member per request, score = its time in ms).
 # KEYS[2]: the long window's buckets (sorted set: member = bucket start, score = its latest request).
@@ -172,6 +173,8 @@ def _count(
     except redis.RedisError as exc:
         # Fails closed (an uncounted request would bypass the limits), but says what is down and when to retry.
         retry = int(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)
+        if shares_graph_store(settings.RATELIMIT_REDIS_URL):  # the embedded default: one server, one cause
+            raise store_unavailable(settings.RATELIMIT_REDIS_URL, retry) from exc
         raise ServiceUnavailable(
             "The rate limiter's Redis is unreachable, so requests cannot be counted and none is served; "
             "nothing was charged or changed.",

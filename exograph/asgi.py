@@ -12,14 +12,20 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from exograph.core.middleware import (  # noqa: E402
     AccessLogMiddleware,
     RequestBodyLimitMiddleware,
     RequestGateMiddleware,
 )
+from exograph.graphs.embeddings import embedder_warm_in_background  # noqa: E402
 from exograph.mcp_hosted import hosted_mcp  # noqa: E402
 from exograph.routing import websocket_urlpatterns  # noqa: E402
+
+# Warm start: the embedding model loads now, beside the server's start; /readyz says `warming` until it has.
+if settings.EMBEDDING_WARM_START:
+    embedder_warm_in_background()
 
 # Django behind the request gate (at most REQUEST_CONCURRENCY requests inside at once; the rest wait without a
 # thread or a database connection), behind the body limits (an oversized body is refused without waiting).

@@ -307,6 +307,8 @@ CHANNEL_LAYERS = {
 EVENTS_REDIS_URL = redis_db_url(REDIS_URL, 4)
 EVENTS_REPLAY_MAX = env_int("EXOGRAPH_EVENTS_REPLAY_MAX", default=200, minimum=1)
 EVENTS_REPLAY_SECONDS = env_int("EXOGRAPH_EVENTS_REPLAY_SECONDS", default=600, minimum=1)
+# /readyz runs its checks at once, each bounded by this (so it answers within ~2 s whatever hangs).
+READYZ_CHECK_TIMEOUT = env_float("EXOGRAPH_READYZ_CHECK_TIMEOUT", default=1.5)
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", redis_db_url(REDIS_URL, 1, for_kombu=True))
 CELERY_RESULT_BACKEND = None
@@ -415,6 +417,8 @@ EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", default=0, minimum=
 # Single texts (search queries) on ONNX Runtime instead of torch: same vectors, ~3x faster
 # (exograph/graphs/embeddings_onnx.py). Falls back to torch by itself if the export or ONNX Runtime fails.
 EMBEDDING_ONNX = env_bool("EMBEDDING_ONNX", default=True)
+# Load the local model when a web process or worker starts (/readyz says `warming` until then), not on first use.
+EMBEDDING_WARM_START = env_bool("EXOGRAPH_EMBEDDING_WARM_START", default=True)
 # Where the model's one-per-machine ONNX export lives (keyed by model digest and exporter versions). Default:
 # inside the virtualenv/image (sys.prefix), shared by every run and test session of it; `make venv` builds it.
 EMBEDDING_ONNX_DIR = Path(env_str("EMBEDDING_ONNX_DIR", str(Path(sys.prefix) / "var" / "exograph" / "onnx")))

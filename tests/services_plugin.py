@@ -37,6 +37,8 @@ def pytest_load_initial_conftests(early_config, parser, args):  # type: ignore[n
         # Tests talk plain http to the test client, also when DATABASE_URL selects production defaults.
         os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
         os.environ.setdefault("DJANGO_STATIC_MANIFEST", "0")
+        # Tests load the embedding model when they use it; the warm-start tests turn warm start on themselves.
+        os.environ.setdefault("EXOGRAPH_EMBEDDING_WARM_START", "0")
         static_root = Path(_tmpdir) / "static"
         static_root.mkdir()
         os.environ["DJANGO_STATIC_ROOT"] = str(static_root)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import redis
 from django.conf import settings
@@ -13,7 +18,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from exograph.core.api import DATABASE_RETRY_AFTER, api_not_found, api_server_error, database_outage, error_body
-from exograph.core.falkor import falkordb_ping
+from exograph.core.stores import server_label, server_of
 
 logger = logging.getLogger(__name__)
 
@@ -23,50 +28,138 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def _check_sql() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+class Warming(Exception):  # noqa: N818 (a state, not a failure)
+    """Raised by a readiness check whose component is still starting (e.g. loading a model): 503 `warming`."""
 
 
-def _check_redis() -> None:
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+def _check_sql(timeout: float) -> None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        connection.close()  # this ran in a check thread: give its connection back
+
+
+def _ping(url: str, timeout: float) -> None:
+    client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
     try:
         client.ping()
     finally:
         client.close()
 
 
-def _check_falkordb() -> None:
-    falkordb_ping()
+def _check_redis(timeout: float) -> None:
+    _ping(settings.REDIS_URL, timeout)
 
 
-CHECKS = {"sql": _check_sql, "redis": _check_redis, "falkordb": _check_falkordb}
+def _check_falkordb(timeout: float) -> None:
+    _ping(settings.FALKORDB_URL, timeout)  # the server; the graph calls' own pool has its longer socket timeout
+
+
+# name -> check(timeout); apps add theirs in AppConfig.ready (core imports nothing of theirs). A check raises when
+# its component is not ready (Warming: still starting); one taking longer than READYZ_CHECK_TIMEOUT is `timeout`.
+CHECKS: dict[str, Callable[..., None]] = {"sql": _check_sql, "redis": _check_redis, "falkordb": _check_falkordb}
 NAMES = {"sql": "SQL database", "redis": "Redis", "falkordb": "FalkorDB graph store"}
+# name -> the URL of the server it checks: components on one server are reported as that one server when it fails.
+SERVERS: dict[str, Callable[[], str]] = {
+    "redis": lambda: settings.REDIS_URL,
+    "falkordb": lambda: settings.FALKORDB_URL,
+}
+
+
+def _run(check: Callable[..., None], timeout: float) -> None:
+    """Run one check, passing the timeout to the checks that take one (apps' checks may not)."""
+    try:
+        signature = inspect.signature(check)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None and signature.parameters:
+        check(timeout)
+    else:
+        check()
+
+
+def _status(exc: BaseException) -> str:
+    if isinstance(exc, Warming):
+        return "warming"
+    if isinstance(exc, (FutureTimeout, redis.TimeoutError, TimeoutError)):
+        return "timeout"
+    return f"unavailable: {exc.__class__.__name__}"
+
+
+def readiness() -> tuple[dict[str, str], list[str]]:
+    """Every check at once, each bounded by READYZ_CHECK_TIMEOUT: (status by check, one sentence per cause).
+
+    Components on one server that fails to answer (timeout, connection error) are one cause, naming the server
+    and what it serves; they all get its status (never `ok` beside `timeout` for one server)."""
+    timeout = float(settings.READYZ_CHECK_TIMEOUT)
+    checks = dict(CHECKS)
+    pool = ThreadPoolExecutor(max_workers=len(checks), thread_name_prefix="readyz")
+    try:
+        futures = {name: pool.submit(_run, check, timeout) for name, check in checks.items()}
+        deadline = time.monotonic() + timeout
+        results: dict[str, str] = {}
+        unreachable: set[str] = set()  # no answer from its server at all (not a wrong answer)
+        for name, future in futures.items():
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except Exception as exc:  # any failure means not ready; name it
+                results[name] = _status(exc)
+                if isinstance(exc, (FutureTimeout, TimeoutError, redis.RedisError, OSError)) and not isinstance(
+                    exc, redis.ResponseError
+                ):
+                    unreachable.add(name)
+                logger.warning("readiness check %s failed: %s", name, results[name])
+            else:
+                results[name] = "ok"
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a hung check's thread ends on its own socket timeout
+    servers: dict[str, list[str]] = {}  # server -> the checks of components it serves
+    urls: dict[str, str] = {}
+    for name in checks:
+        if name in SERVERS:
+            url = SERVERS[name]()
+            servers.setdefault(server_of(url), []).append(name)
+            urls[server_of(url)] = url
+    causes: list[str] = []
+    grouped: set[str] = set()
+    for server, names in servers.items():
+        down = [results[n] for n in names if n in unreachable]
+        if len(names) < 2 or not down:
+            continue
+        status = "timeout" if "timeout" in down else down[0]
+        for name in names:
+            results[name] = status
+        grouped.update(names)
+        what = f"did not answer within {timeout:g} s" if status == "timeout" else "is unreachable"
+        causes.append(f"{server_label(urls[server])} (serving {', '.join(NAMES[n] for n in names)}) {what}")
+    for name, status in results.items():
+        if status == "ok" or name in grouped:
+            continue
+        if status == "timeout":
+            causes.append(f"{NAMES[name]} did not answer within {timeout:g} s")
+        elif status == "warming":
+            causes.append(f"{NAMES[name]} is still warming up")
+        else:
+            causes.append(f"{NAMES[name]} unreachable")
+    return results, causes
 
 
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
-    results: dict[str, str] = {}
-    failed: list[str] = []
-    for name, check in CHECKS.items():
-        try:
-            check()
-        except Exception as exc:  # any failure means not ready; name it
-            logger.warning("readiness check %s failed: %s", name, exc.__class__.__name__)
-            results[name] = f"unavailable: {exc.__class__.__name__}"
-            failed.append(name)
-        else:
-            results[name] = "ok"
-    if failed:
-        message = "Not ready: " + ", ".join(NAMES[n] for n in failed) + " unreachable."
+    results, causes = readiness()
+    if causes:
+        warming = all(status in {"ok", "warming"} for status in results.values())
         return JsonResponse(
             {
-                "status": "unavailable",
+                "status": "warming" if warming else "unavailable",
                 "checks": results,
                 "error": {
-                    "code": "service_unavailable",
-                    "message": message,
-                    "hint": "Check that the named service is running and its URL setting is right.",
+                    "code": "warming" if warming else "service_unavailable",
+                    "message": "Not ready: " + "; ".join(causes) + ".",
+                    "hint": "Wait a few seconds and retry."
+                    if warming
+                    else "Check that the named service is running and its URL setting is right.",
                 },
             },
             status=503,

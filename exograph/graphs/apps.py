@@ -6,4 +6,10 @@ class GraphsConfig(AppConfig):
     label = "graphs"
 
     def ready(self) -> None:
+        from exograph.core import views as health
         from exograph.graphs import receivers  # noqa: F401  (account deletion cleans up graph stores)
+        from exograph.graphs.embeddings import embedder_ready_check
+
+        # /readyz is 503 `warming` until this process has loaded its embedding model (warm start).
+        health.CHECKS["embeddings"] = embedder_ready_check
+        health.NAMES["embeddings"] = "the embedding model"

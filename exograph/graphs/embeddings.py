@@ -215,6 +215,11 @@ class LocalEmbedder:
         """Load the model now (e.g. at worker start) instead of on the first embed()."""
         self._loaded()
 
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory (load() or a first embed())."""
+        return self._model is not None
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
@@ -475,3 +480,63 @@ def embedder_for(name: str) -> Embedder:
         hint="Re-embed the graph with the configured embedder, or configure EMBEDDING_PROVIDER and "
         "EMBEDDING_OPENAI_* to match the graph.",
     )
+
+
+# --- warm start ------------------------------------------------------------------------------
+# The web process and the workers load the model before they report ready (/readyz `embeddings`, the worker's
+# process init), so the first request after a restart is as fast as the others (issue 23 §6).
+
+_warm_lock = threading.Lock()
+_warm_thread: threading.Thread | None = None
+_warm_failed: str | None = None
+
+
+def embedder_warm() -> None:
+    """Load the configured embedder's model and run one query through it (the ONNX session too), now."""
+    global _warm_failed
+    embedder = get_embedder()
+    if not isinstance(embedder, LocalEmbedder):
+        return  # a remote provider has nothing to load
+    try:
+        embedder.load()
+        embedder.embed_one("warm up")
+    except Exception as exc:
+        _warm_failed = type(exc).__name__
+        logger.exception("embedding model warm-up failed", extra={"embedder": LOCAL_NAME})
+        raise
+    _warm_failed = None
+
+
+def embedder_warm_in_background() -> None:
+    """Start embedder_warm in a thread of this process, once (the web process at start, or its first /readyz)."""
+    global _warm_thread
+    with _warm_lock:
+        if _warm_thread is not None:
+            return
+        _warm_thread = threading.Thread(target=_warm_quietly, name="embedder-warm", daemon=True)
+        _warm_thread.start()
+
+
+def _warm_quietly() -> None:
+    try:
+        embedder_warm()
+    except Exception:  # logged by embedder_warm; /readyz reports it
+        return
+
+
+def embedder_is_warm() -> bool:
+    """True when the configured embedder needs no loading, or its model is loaded."""
+    embedder = get_embedder()
+    return not isinstance(embedder, LocalEmbedder) or embedder.loaded
+
+
+def embedder_ready_check() -> None:
+    """/readyz: ok once the model is loaded; until then it starts warming (once) and says `warming`."""
+    from exograph.core.views import Warming
+
+    if not settings.EMBEDDING_WARM_START or embedder_is_warm():
+        return
+    if _warm_failed is not None:  # logged once; a restart (or the first embed) tries again
+        raise RuntimeError(f"the embedding model failed to load ({_warm_failed})")
+    embedder_warm_in_background()
+    raise Warming("the embedding model is loading")

@@ -87,7 +87,8 @@ def test_healthz_and_readyz_ok(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["checks"] == {"sql": "ok", "redis": "ok", "falkordb": "ok", "ratelimit_redis": "ok"}
+    checks = {"sql": "ok", "redis": "ok", "falkordb": "ok", "ratelimit_redis": "ok", "embeddings": "ok"}
+    assert ready.json()["checks"] == checks
 
 
 def test_readyz_names_the_failed_dependency(client, settings, tmp_path):

@@ -22,3 +22,11 @@ def probe_task(*, marker_dir: str, run_seconds: float) -> None:
         time.sleep(0.1)
     with (directory / "done").open("a") as done:
         done.write("done\n")
+
+
+@shared_task(name="tests.faults.embedder_state", acks_late=True)
+def embedder_state_task(*, marker_dir: str) -> None:
+    """Write whether this worker process had its embedding model loaded when the task started (warm start)."""
+    from exograph.graphs.embeddings import embedder_is_warm
+
+    (Path(marker_dir) / "embedder").write_text("loaded" if embedder_is_warm() else "cold")
