@@ -86,11 +86,18 @@ VERIFICATION_RESEND_SECONDS = 60
 
 
 def _verification_email_queue(user_id: int) -> None:
+    # The broker down: the account exists and the banner offers to resend.
+    _email_queue(user_email_verification_send_task, user_id, what="verification")
+
+
+def _email_queue(task: Any, user_id: int, *, what: str) -> None:
+    """Queue an account email after commit; a broker that is down is logged, never fails the request."""
+
     def send() -> None:
         try:
-            user_email_verification_send_task.delay(user_id)
-        except Exception:  # the broker is down: the account exists and the banner offers to resend
-            logger.exception("could not queue the verification email of account %s", user_id)
+            task.delay(user_id)
+        except Exception:
+            logger.exception("could not queue the %s email of account %s", what, user_id)
 
     transaction.on_commit(send)
 
@@ -174,15 +181,7 @@ def user_password_reset_request(*, email: str, client_address: str) -> None:
     user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
     if user is None or not user.has_usable_password():
         return
-    user_id = user.pk
-
-    def send() -> None:
-        try:
-            user_password_reset_send_task.delay(user_id)
-        except Exception:  # the broker is down: the person asks again
-            logger.exception("could not queue the password reset email of account %s", user_id)
-
-    transaction.on_commit(send)
+    _email_queue(user_password_reset_send_task, user.pk, what="password reset")  # broker down: they ask again
 
 
 def user_login_lockout_clear(*, user: User) -> None:

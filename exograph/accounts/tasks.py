@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import smtplib
+from typing import Any
 
 from celery import shared_task
 
@@ -14,14 +15,17 @@ from exograph.core.queues import Queue
 logger = logging.getLogger(__name__)
 
 
-@shared_task(
-    name="accounts.user_email_verification_send",
-    queue=Queue.DEFAULT.value,
-    acks_late=True,
-    autoretry_for=(smtplib.SMTPException, OSError),
-    retry_backoff=True,
-    max_retries=5,
-)
+# Account emails: retried with backoff while the mail server refuses or cannot be reached.
+EMAIL_TASK: dict[str, Any] = {
+    "queue": Queue.DEFAULT.value,
+    "acks_late": True,
+    "autoretry_for": (smtplib.SMTPException, OSError),
+    "retry_backoff": True,
+    "max_retries": 5,
+}
+
+
+@shared_task(name="accounts.user_email_verification_send", **EMAIL_TASK)
 def user_email_verification_send_task(user_id: int) -> None:
     user = User.objects.filter(pk=user_id, is_active=True).first()
     if user is None or user.email_verified:
@@ -31,14 +35,7 @@ def user_email_verification_send_task(user_id: int) -> None:
     logger.info("verification email sent to account %s", user_id)
 
 
-@shared_task(
-    name="accounts.user_password_reset_send",
-    queue=Queue.DEFAULT.value,
-    acks_late=True,
-    autoretry_for=(smtplib.SMTPException, OSError),
-    retry_backoff=True,
-    max_retries=5,
-)
+@shared_task(name="accounts.user_password_reset_send", **EMAIL_TASK)
 def user_password_reset_send_task(user_id: int) -> None:
     user = User.objects.filter(pk=user_id, is_active=True).first()
     if user is None or not user.has_usable_password():
