@@ -321,13 +321,14 @@ def email_verify(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     address = client_ip(request)
     try:
         address_throttle(action="email_link", address=address, count=False)
-        user = user_email_verify(uidb64=uidb64, token=token)
     except RateLimited as exc:
         return _email_link_refused(request, exc, status=429)
+    try:
+        user = user_email_verify(uidb64=uidb64, token=token)
     except ExoGraphError as exc:
         with contextlib.suppress(RateLimited):  # this wrong link counts; the answer is the same either way
             address_throttle(action="email_link", address=address)
-        return _email_link_refused(request, exc, status=400)
+        return _email_link_refused(request, exc, status=exc.status)
     credits = "Your free credits are in your account." if user_signup_credits_received(user=user) else ""
     messages.success(request, f"Your email address is verified. {credits}".strip())
     return redirect("accounts:dashboard" if request.user.is_authenticated else "accounts:login")
