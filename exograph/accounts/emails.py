@@ -15,7 +15,8 @@ from exograph.accounts.models import User
 
 
 class EmailVerificationTokenGenerator(PasswordResetTokenGenerator):
-    """Signed, expiring (PASSWORD_RESET_TIMEOUT) links bound to the address: a new email or a verification voids them."""
+    """Signed, expiring (PASSWORD_RESET_TIMEOUT) links bound to the address: a new email voids them. Made while the
+    address is unverified; once it is, its own link still checks but only confirms (services.user_email_verify)."""
 
     key_salt = "exograph.accounts.emails.EmailVerificationTokenGenerator"
 
