@@ -6,8 +6,11 @@ SQLite database, creates the demo account once, then runs one Celery worker, cel
 server on http://127.0.0.1:8000. Data stays in var/ between runs.
 
 Whatever dies (worker, web, FalkorDB/Redis) is restarted with backoff (exograph/core/supervisor.py).
-On stop the worker first gets EXOGRAPH_WORKER_STOP_GRACE seconds (default 120) to finish its current
-task (warm shutdown); then a cold shutdown puts what it cut short back on the queue at once.
+Stopping goes in order: the web first, then beat and the worker while the broker still answers, the
+FalkorDB/Redis server last; if this process itself is killed, its watchdog stops them in that order,
+and a next start finishes any teardown left before it starts. On stop the worker first gets
+EXOGRAPH_WORKER_STOP_GRACE seconds (default 120) to finish its current task (warm shutdown); then a
+cold shutdown puts what it cut short back on the queue at once.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from exograph.core.supervisor import (  # noqa: E402
     Supervisor,
     celery_worker_stop_steps,
     say,
+    teardown_leftovers,
 )
 
 VAR = Path(os.environ.get("EXOGRAPH_VAR_DIR", ROOT / "var"))
@@ -81,12 +85,15 @@ def main() -> int:
     pid_file = VAR / "run" / "exograph.pid"
     store = EmbeddedFalkorDB(
         socket_path=VAR / "run" / "falkordb.sock", data_dir=VAR / "falkordb", persist=True,
-        log_file=VAR / "falkordb.log",
+        log_file=VAR / "falkordb.log", outlive_parent=True,  # stopped last, by us or our watchdog
     )  # fmt: skip
     running = supervisor_pid(pid_file)
     if running is not None:
         print(f"ExoGraph already runs here (supervisor pid {running}, {pid_file}). Stop it first.", file=sys.stderr)
         return 1
+    # A run that died (SIGKILL, OOM) leaves its registered children to its watchdog, which stops them in order;
+    # this waits for it, or stops in the same order what is still running (the watchdog was killed as well).
+    teardown_leftovers(VAR / "run", why="an earlier run ended without stopping its processes")
     if store.is_running():
         # No supervisor alive: a server left by a crash or started by hand. It holds our data; let it save and go.
         say(f"a FalkorDB/Redis server (pid {store.server_pid()}) left from an earlier run answers on "
@@ -128,7 +135,8 @@ def main() -> int:
               if os.environ.get("FORWARDED_ALLOW_IPS", "").strip() else ["--no-proxy-headers"]),
         ], cwd=ROOT, stop_steps=(StopStep(signal.SIGTERM, 15.0),))  # fmt: skip
     store_service = StoreService(store)
-    supervisor = Supervisor([store_service, worker, beat, web])
+    # Stopped in reverse: web, beat, worker (with the broker still up), the store last.
+    supervisor = Supervisor([store_service, worker, beat, web], run_dir=VAR / "run")
     try:
         store_service.start()
         manage("migrate", "--noinput", "-v", "0")

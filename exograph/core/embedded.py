@@ -43,6 +43,9 @@ class EmbeddedFalkorDB:
     log_file: Path | None = None
     # 0: the unix socket only; otherwise also a TCP port on 127.0.0.1 (fault tests of the TCP broker URL).
     port: int = 0
+    # False: SIGTERM when the starting process dies. True (make run's supervisor): it outlives it, and its
+    # watchdog stops it last, after the worker had the broker to finish or requeue (exograph/core/supervisor.py).
+    outlive_parent: bool = False
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     @classmethod
@@ -125,7 +128,7 @@ class EmbeddedFalkorDB:
         self.process = subprocess.Popen(  # noqa: S603
             self.command(),
             stdin=subprocess.DEVNULL,
-            preexec_fn=die_with_parent,
+            preexec_fn=None if self.outlive_parent else die_with_parent,
             start_new_session=True,
             # GraphBLAS's OpenMP threads must not spin between queries: on a small machine they starve the
             # web and worker processes beside it (torch embeddings slowed 20-50x).

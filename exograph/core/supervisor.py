@@ -6,10 +6,21 @@ zmq), and none of them knows the two things this needs: the embedded FalkorDB/Re
 by EmbeddedFalkorDB (ping, not just pid), and the Celery worker stops in two steps (warm, then cold so
 acks_late work cut short goes back to the queue at once). Production runs each process under its own
 manager (systemd, Kubernetes); this module is only for the embedded default.
+
+Stopping is ordered, whoever stops it: the web process first (no new work), then celery beat, then the
+worker (warm, then cold) while the broker is still up so it can ack, queue the next stage or requeue, and
+the FalkorDB/Redis server last. The children do not die with the supervisor (no PR_SET_PDEATHSIG: that
+would TERM them all at once, the server going first). Instead a small watchdog process, holding the read
+end of a pipe from the supervisor, notices the supervisor's death (EOF without "done": SIGKILL, OOM kill)
+and stops what it left in the same order, from the children registry (run_dir/children.json: name, pid,
+start time, stop steps). A next start first does the same teardown of whatever is still registered (it
+waits on the same lock while a watchdog is still at it), so it never starts beside a half-stopped run.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -20,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exograph.core.embedded import EmbeddedFalkorDB, die_with_parent
+from exograph.core.embedded import EmbeddedFalkorDB
 
 
 def say(message: str) -> None:
@@ -61,6 +72,116 @@ class StopStep:
     seconds: float
 
 
+def proc_start_ticks(pid: int) -> int | None:
+    """When process pid started (clock ticks since boot, /proc/<pid>/stat), None when it is gone or a zombie.
+
+    Together with the pid it names one process: a pid reused by another process has another start time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces and parentheses
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19])  # field 22 of stat: starttime
+
+
+@dataclass(frozen=True)
+class ChildRecord:
+    """One running child as the watchdog and the next start see it."""
+
+    name: str
+    pid: int
+    started: int
+    steps: tuple[StopStep, ...]
+
+    def running(self) -> bool:
+        return proc_start_ticks(self.pid) == self.started
+
+
+REGISTRY = "children.json"
+TEARDOWN_LOCK = "teardown.lock"
+
+
+def registry_write(run_dir: Path, records: Sequence[ChildRecord]) -> None:
+    """Replace run_dir/children.json with records (start order), atomically."""
+    data = [
+        {"name": r.name, "pid": r.pid, "started": r.started, "steps": [[int(s.signum), s.seconds] for s in r.steps]}
+        for r in records
+    ]
+    tmp = run_dir / f".{REGISTRY}.tmp"
+    tmp.write_text(json.dumps(data))
+    tmp.replace(run_dir / REGISTRY)
+
+
+def registry_read(run_dir: Path) -> list[ChildRecord]:
+    """The registered children, in start order ([] when there is no readable registry)."""
+    try:
+        data = json.loads((run_dir / REGISTRY).read_text())
+        return [
+            ChildRecord(
+                name=str(item["name"]),
+                pid=int(item["pid"]),
+                started=int(item["started"]),
+                steps=tuple(StopStep(signal.Signals(int(n)), float(sec)) for n, sec in item["steps"]),
+            )
+            for item in data
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _stop_record(record: ChildRecord) -> None:
+    """Walk a registered (not our own) child's stop steps; SIGKILL its process group after the last."""
+    for step in record.steps:
+        if not record.running():
+            break
+        say(f"{record.name} (pid {record.pid}): {step.signum.name}, waiting up to {step.seconds:g} s")
+        try:
+            os.kill(record.pid, step.signum)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + step.seconds
+        while record.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    if record.running():
+        say(f"{record.name} (pid {record.pid}) did not stop; killing it")
+    if record.running() or not Path(f"/proc/{record.pid}").exists():  # never a reused pid's group
+        try:
+            os.killpg(record.pid, signal.SIGKILL)  # what it leaves behind (Celery pool children)
+        except (ProcessLookupError, PermissionError):
+            pass
+    say(f"{record.name} stopped")
+
+
+def teardown_leftovers(run_dir: Path, *, why: str) -> int:
+    """Stop the registered children that still run, last started first (web, beat, worker, then the store), each
+    by its stop steps; then forget them. One at a time (a lock): a next start waits for a watchdog at it.
+    Returns how many were still running."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / TEARDOWN_LOCK).open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        records = registry_read(run_dir)
+        running = [r for r in records if r.running()]
+        if running:
+            names = ", ".join(f"{r.name} (pid {r.pid})" for r in reversed(running))
+            say(f"{why}: stopping what it left, in order: {names}")
+        for record in reversed(running):
+            _stop_record(record)
+        (run_dir / REGISTRY).unlink(missing_ok=True)
+    return len(running)
+
+
+def watchdog_main(run_dir: Path, supervisor_pid: int) -> int:
+    """The watchdog: wait for the supervisor's pipe to close; without its "done" first, it died: tear down."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    said = sys.stdin.buffer.read()  # EOF when the supervisor exits or dies, whatever killed it
+    if said.strip().endswith(b"done"):
+        return 0
+    teardown_leftovers(run_dir, why=f"the supervisor (pid {supervisor_pid}) died")
+    return 0
+
+
 def celery_worker_stop_steps(grace_seconds: float) -> tuple[StopStep, ...]:
     """Warm shutdown (finish the current task) for grace_seconds, then cold (cancel; acks_late work is requeued)."""
     # SIGQUIT is Celery's cold shutdown: it cancels the running tasks, and with task_acks_late +
@@ -86,6 +207,10 @@ class Service:
     def stop(self, *, hurry: Callable[[], bool]) -> None:
         raise NotImplementedError
 
+    def record(self) -> ChildRecord | None:
+        """This service's running process for the children registry, or None."""
+        raise NotImplementedError
+
 
 @dataclass
 class ProcessService(Service):
@@ -99,9 +224,14 @@ class ProcessService(Service):
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603
-            list(self.args), cwd=self.cwd, env=self.env, preexec_fn=die_with_parent, start_new_session=True
-        )
+        # Not die_with_parent: when the supervisor dies its watchdog stops the children in order.
+        self.process = subprocess.Popen(list(self.args), cwd=self.cwd, env=self.env, start_new_session=True)  # noqa: S603
+
+    def record(self) -> ChildRecord | None:
+        started = proc_start_ticks(self.process.pid) if self.process else None
+        if self.process is None or started is None:
+            return None
+        return ChildRecord(self.name, self.process.pid, started, tuple(self.stop_steps))
 
     @property
     def pid(self) -> int | None:
@@ -198,7 +328,14 @@ class StoreService(Service):
         return describe_exit(process.returncode if process else None)
 
     def stop(self, *, hurry: Callable[[], bool]) -> None:
-        self.store.stop()
+        self.store.stop(wait_seconds=30.0)
+
+    def record(self) -> ChildRecord | None:
+        process = self.store.process
+        started = proc_start_ticks(process.pid) if process else None
+        if process is None or started is None:
+            return None
+        return ChildRecord(self.name, process.pid, started, (StopStep(signal.SIGTERM, 30.0),))  # saves, exits
 
 
 @dataclass
@@ -214,16 +351,60 @@ class _State:
 class Supervisor:
     """Keep services alive until told to stop; then stop them in reverse start order."""
 
-    def __init__(self, services: Sequence[Service], *, policy: RestartPolicy | None = None) -> None:
+    def __init__(
+        self, services: Sequence[Service], *, policy: RestartPolicy | None = None, run_dir: Path | None = None
+    ) -> None:
+        """run_dir: where the children registry lives; with it, a watchdog stops the children in order should
+        this process die (make run). Without it (tests of the restart logic) no watchdog is started."""
         self.policy = policy or RestartPolicy()
         self._states = [_State(service) for service in services]
+        self.run_dir = run_dir
+        self._watchdog: subprocess.Popen[bytes] | None = None
 
     def start_all(self) -> None:
         """Start every service that does not already run, in order. Raises what a start raises."""
-        for state in self._states:
-            if not state.service.alive():
-                state.service.start()
-            state.started_at = time.monotonic()
+        try:
+            for state in self._states:
+                if not state.service.alive():
+                    state.service.start()
+                state.started_at = time.monotonic()
+        finally:
+            self._register()
+        self._ensure_watchdog()
+
+    def _register(self) -> None:
+        if self.run_dir is None:
+            return
+        records = [r for r in (state.service.record() for state in self._states) if r is not None]
+        registry_write(self.run_dir, records)
+
+    def _ensure_watchdog(self) -> None:
+        if self.run_dir is None or (self._watchdog is not None and self._watchdog.poll() is None):
+            return
+        if self._watchdog is not None:
+            say(f"the watchdog {describe_exit(self._watchdog.returncode)}; starting another")
+        self._watchdog = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-m", "exograph.core.supervisor", "watch", str(self.run_dir), str(os.getpid())],
+            cwd=Path(__file__).resolve().parent.parent.parent,
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # not reached by the terminal's Ctrl-C; outlives this process
+        )
+
+    def _release_watchdog(self) -> None:
+        """After an orderly stop: tell the watchdog there is nothing left to stop, and forget the children."""
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None and watchdog.stdin is not None:
+            try:
+                watchdog.stdin.write(b"done\n")
+                watchdog.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                watchdog.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                watchdog.kill()
+        if self.run_dir is not None:
+            (self.run_dir / REGISTRY).unlink(missing_ok=True)
 
     def watch(self, *, should_stop: Callable[[], bool], tick: float = 0.2) -> None:
         """Restart dead services with backoff until should_stop() is true."""
@@ -240,14 +421,20 @@ class Supervisor:
                     self._schedule_restart(state, now)
             elif now >= state.restart_at:
                 self._restart(state)
+        self._ensure_watchdog()
 
     def stop_all(self, *, hurry: Callable[[], bool] = lambda: False) -> None:
-        """Stop every service, last started first (each by its own stop steps)."""
+        """Stop every service, last started first (each by its own stop steps): with make run's order the web
+        first, then beat, then the worker while the broker still answers, the store last."""
         for state in reversed(self._states):
+            began = time.monotonic()
             try:
                 state.service.stop(hurry=hurry)
             except Exception as exc:  # noqa: BLE001 (keep stopping the others)
                 say(f"stopping {state.service.name} failed: {type(exc).__name__}: {exc}")
+            else:
+                say(f"{state.service.name} stopped ({time.monotonic() - began:.1f} s)")
+        self._release_watchdog()
 
     def _schedule_restart(self, state: _State, now: float) -> None:
         policy = self.policy
@@ -283,4 +470,11 @@ class Supervisor:
             say(f"starting {state.service.name} failed: {type(exc).__name__}: {exc}")
             self._schedule_restart(state, time.monotonic())
             return
+        self._register()
         say(f"{state.service.name} restarted")
+
+
+if __name__ == "__main__":  # the watchdog: python -m exograph.core.supervisor watch RUN_DIR SUPERVISOR_PID
+    if len(sys.argv) != 4 or sys.argv[1] != "watch":
+        raise SystemExit("usage: python -m exograph.core.supervisor watch RUN_DIR SUPERVISOR_PID")
+    raise SystemExit(watchdog_main(Path(sys.argv[2]), int(sys.argv[3])))
