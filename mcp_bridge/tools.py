@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,7 +28,8 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_bridge import formatting
@@ -163,9 +165,55 @@ class Bridge:
 
 
 class ExoGraphMCPServer(MCPServer[Any]):
+    """The SDK's server, refusing arguments a tool does not take (the SDK drops them silently: an upload with a
+    misspelt or unsupported argument would run, and charge, without it) and saying so in each input schema."""
+
     def __init__(self, *, bridge: Bridge, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.bridge = bridge
+        self.tool_arguments: dict[str, tuple[str, ...]] = {}
+
+    def add_bridge_tool(self, spec: ToolSpec, *, description: str | None) -> None:
+        self.add_tool(spec.fn, name=spec.name, title=spec.title, description=description, annotations=spec.annotations)
+        self.tool_arguments[spec.name] = tool_argument_names(spec.fn)
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            if tool.name in self.tool_arguments
+            else tool
+            for tool in tools
+        ]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        accepted = self.tool_arguments.get(name)
+        if accepted is not None:
+            unknown = sorted(set(arguments) - set(accepted))
+            if unknown:
+                logger.info("mcp tool %s: refused unknown arguments %r", name, unknown)
+                raise ToolError(
+                    f"{name} does not take {_names(unknown)}, so nothing was done and nothing was charged. "
+                    f"It takes: {', '.join(accepted)}. Check the spelling, or leave {_names(unknown)} out."
+                )
+        return await super().call_tool(name, arguments, context)
+
+
+def tool_argument_names(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The arguments a tool body takes (its parameters but the Context), in signature order."""
+    return tuple(
+        name
+        for name, parameter in inspect.signature(fn).parameters.items()
+        if parameter.annotation not in (Context, "Context")
+    )
+
+
+def _names(names: list[str]) -> str:
+    quoted = [f"'{name[:60]}'" for name in names[:10]]
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return ("the argument " if len(names) == 1 else "the arguments ") + ", ".join(quoted) + more
 
 
 def bridge_of(ctx: Context) -> Bridge:
@@ -446,6 +494,14 @@ async def upload_document(
         ),
     ] = None,
     graph_scope: ScopeArg = None,
+    graph_id: Annotated[
+        str | None,
+        Field(
+            max_length=64,
+            description="Upload into this graph (an ID from list_graphs, of the upload's scope); "
+            "default: your default graph of the scope.",
+        ),
+    ] = None,
     operation_id: OperationId = None,
 ) -> Annotated[CallToolResult, DocumentOut]:
     bridge = bridge_of(ctx)
@@ -459,6 +515,8 @@ async def upload_document(
     body: dict[str, Any] = {}
     if graph_scope:
         body["graph_scope"] = graph_scope
+    if graph_id:
+        body["graph_id"] = graph_id
     if file_content_base64:
         if not filename:
             raise ToolError('filename is required with file_content_base64, e.g. "report.pdf".')
@@ -751,9 +809,7 @@ def build_server(
     )
     for spec in TOOLS:
         description = spec.description(settings) if spec.description else None
-        server.add_tool(
-            spec.fn, name=spec.name, title=spec.title, description=description, annotations=spec.annotations
-        )
+        server.add_bridge_tool(spec, description=description)
     return server
 
 
