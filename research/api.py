@@ -139,13 +139,18 @@ class ResearchListCreateApi(APIView):
         graph_id = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
         graph_scope = ScopeField()
         model = serializers.CharField(required=False, max_length=40, help_text="snap (default) or ponder")
+        # The caps and rules are research_session_create's (one validator for REST, MCP and the web form).
         sources = serializers.ListField(
-            child=serializers.CharField(max_length=20), required=False, help_text="paper, article, local (default all)"
+            child=serializers.CharField(max_length=20),
+            required=False,
+            help_text="some of paper, article, local, each once (default all)",
         )
         date_from = serializers.DateField(required=False, allow_null=True)
         date_to = serializers.DateField(required=False, allow_null=True)
         excluded_domains = serializers.ListField(
-            child=serializers.CharField(max_length=300), required=False, max_length=50
+            child=serializers.CharField(max_length=300),
+            required=False,
+            help_text="at most 50 bare host names like example.com (no scheme, path or port); subdomains too",
         )
         watch = serializers.ChoiceField(choices=["daily", "weekly"], required=False, allow_null=True)
 

@@ -50,6 +50,8 @@ class ResearchSession(TimeStampedModel):
         "graphs.Graph", null=True, blank=True, on_delete=models.SET_NULL, related_name="research_sessions"
     )
     graph_name = models.CharField(max_length=200, blank=True, default="")  # kept if the graph is deleted
+    # True when the session created its graph: a failed session deletes that graph if it holds nothing
+    graph_created = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=ResearchStatus.choices, default=ResearchStatus.PENDING)
     # progress
     step = models.CharField(max_length=32, blank=True, default="queued")

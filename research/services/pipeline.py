@@ -514,7 +514,8 @@ def _run_leased(session_id: str) -> str:
     if session is None or session.status not in ACTIVE_STATUSES:
         return STOPPED
     if session.graph is None:
-        research_session_fail(session=session, reason="The target graph was deleted.")
+        # the user's doing: the steps it finished (if any) stay paid
+        research_session_fail(session=session, reason="The target graph was deleted.", refund=False)
         return STOPPED
     now = timezone.now()
     ResearchSession.objects.filter(pk=session.pk, status=ResearchStatus.PENDING).update(
@@ -564,8 +565,7 @@ def _lease_give_up(lease: Lease, reason: str) -> None:
         return
     research_session_fail(
         session=session,
-        reason=f"{reason} The steps it finished stay paid; the rest of its held credits were released. "
-        "Start the research again to retry.",
+        reason=f"{reason} Start the research again to retry.",
     )
 
 

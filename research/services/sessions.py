@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -18,13 +19,15 @@ from exograph.core.errors import Conflict, InsufficientCredits, NotFound, Valida
 from exograph.core.scope import Scope
 from exograph.graphs.models import Graph, GraphKind
 from exograph.sources.base import SearchOptions
-from exograph.sources.filters import search_options
+from exograph.sources.filters import MAX_EXCLUDED_DOMAINS, normalize_domain, search_options
 from research.events import research_event_send
 from research.models import (
     ACTIVE_STATUSES,
     ResearchModel,
     ResearchSession,
+    ResearchSource,
     ResearchStatus,
+    ResearchStep,
     WatchInterval,
 )
 
@@ -98,30 +101,68 @@ def _check_sources(sources: object) -> list[str]:
         raise ValidationError(
             "sources must be a non-empty list.", code="invalid_sources", hint='Send e.g. ["paper", "article"].'
         )
+    if len(sources) > len(SOURCE_KINDS):
+        raise ValidationError(
+            f"sources lists at most {len(SOURCE_KINDS)} kinds ({', '.join(SOURCE_KINDS)}); got {len(sources):,}.",
+            code="invalid_sources",
+            hint='Name each kind you want once, e.g. ["paper", "article"].',
+        )
     cleaned: list[str] = []
     for kind in sources:
         if kind not in SOURCE_KINDS:
             raise ValidationError(
-                f"Unknown source kind {str(kind)[:30]!r}; allowed: {', '.join(SOURCE_KINDS)}.",
+                f"Unknown source kind {str(kind)[:30]!r} in sources; allowed: {', '.join(SOURCE_KINDS)}.",
                 code="invalid_sources",
                 hint='Send some of "paper", "article", "local".',
             )
-        if kind not in cleaned:
-            cleaned.append(str(kind))
+        if kind in cleaned:
+            raise ValidationError(f"sources names {kind!r} twice.", code="invalid_sources", hint="Name each kind once.")
+        cleaned.append(str(kind))
     return cleaned
 
 
-def _check_options(*, date_from: date | None, date_to: date | None, excluded_domains: object) -> SearchOptions:
-    """The session's source options, validated and normalised by the sources' one rule (filters.search_options)."""
+_NOT_A_HOST = re.compile(r"[/\\:?#@\s]")
+
+
+def _check_domains(excluded_domains: object) -> list[str]:
+    """excluded_domains as sent: a list of at most MAX_EXCLUDED_DOMAINS bare host names (IDNA-encodable; no
+    scheme, path, port or spaces); search_options then normalises them. Raises ValidationError naming the entry."""
     if excluded_domains is None:
-        excluded_domains = []
+        return []
     if not isinstance(excluded_domains, list | tuple) or not all(isinstance(d, str) for d in excluded_domains):
         raise ValidationError(
             "excluded_domains must be a list of domain names.",
             code="invalid_excluded_domains",
             hint='Send e.g. ["example.com"].',
         )
-    return search_options(date_from=date_from, date_to=date_to, excluded_domains=excluded_domains)
+    if len(excluded_domains) > MAX_EXCLUDED_DOMAINS:
+        raise ValidationError(
+            f"excluded_domains lists at most {MAX_EXCLUDED_DOMAINS} domains; got {len(excluded_domains):,}.",
+            code="too_many_domains",
+            hint="Exclude a parent domain to cover its subdomains (example.com excludes blog.example.com).",
+        )
+    for index, value in enumerate(excluded_domains):
+        problem = ""
+        if _NOT_A_HOST.search(value.strip()):
+            problem = "a domain name has no scheme, path, port or spaces"
+        else:
+            try:
+                normalize_domain(value)
+            except ValidationError:
+                problem = "not a valid host name"
+        if problem:
+            raise ValidationError(
+                f"excluded_domains[{index}] {value[:100]!r} is not a domain name: {problem}.",
+                code="invalid_domain",
+                hint="Send bare host names like example.com (subdomains are excluded with them).",
+            )
+    return list(excluded_domains)
+
+
+def _check_options(*, date_from: date | None, date_to: date | None, excluded_domains: object) -> SearchOptions:
+    """The session's source options, validated and normalised by the sources' one rule (filters.search_options)."""
+    domains = _check_domains(excluded_domains)
+    return search_options(date_from=date_from, date_to=date_to, excluded_domains=domains)
 
 
 def _check_watch(watch: object) -> str:
@@ -243,6 +284,7 @@ def research_session_create(
                 scope=session_scope,
                 graph=graph,
                 graph_name=graph.name,
+                graph_created=created_graph is not None,
                 budget_credits=budget,
                 hold=credit_hold,
                 options={
@@ -312,17 +354,29 @@ def research_session_requeue(*, session: ResearchSession, countdown: float) -> N
     celery_app.signature(RUN_TASK, args=(str(session.id),), queue=Queue.RESEARCH.value).apply_async(countdown=countdown)
 
 
-def _close(session: ResearchSession, *, status: str, fields: dict[str, Any], reason: str) -> bool:
-    """Move an active session to a final status (once) and release what is left of its hold."""
+def _close(
+    session: ResearchSession,
+    *,
+    status: str,
+    fields: dict[str, Any],
+    reason: str,
+    then: Callable[[ResearchSession], None] | None = None,
+) -> bool:
+    """Move an active session to a final status (once) and release what is left of its hold; `then` runs
+    (once, only if this call closed it) in the same transaction, after the release."""
     now = timezone.now()
-    updated = ResearchSession.objects.filter(pk=session.pk, status__in=ACTIVE_STATUSES).update(
-        status=status, completed_at=now, modified=now, **fields
-    )
-    session.refresh_from_db()
-    if session.hold_id is not None:
-        hold = Hold.objects.filter(pk=session.hold_id).first()
-        if hold is not None:
-            _release_quietly(hold, reason=reason)
+    with transaction.atomic():
+        updated = ResearchSession.objects.filter(pk=session.pk, status__in=ACTIVE_STATUSES).update(
+            status=status, completed_at=now, modified=now, **fields
+        )
+        session.refresh_from_db()
+        if session.hold_id is not None:
+            hold = Hold.objects.filter(pk=session.hold_id).first()
+            if hold is not None:
+                _release_quietly(hold, reason=reason)
+        if updated and then is not None:
+            then(session)
+            session.refresh_from_db()
     if updated:
         research_event_send(session)
     return bool(updated)
@@ -360,10 +414,92 @@ def research_watch_stop(*, session: ResearchSession) -> None:
     research_event_send(session)
 
 
-def research_session_fail(*, session: ResearchSession, reason: str) -> None:
-    """Mark failed with the reason and release the rest of the hold."""
-    if _close(session, status=ResearchStatus.FAILED, fields={"error": reason[:1000]}, reason="research failed"):
+def research_session_fail(*, session: ResearchSession, reason: str, refund: bool = True) -> None:
+    """Mark failed with the reason and release the rest of the hold.
+
+    refund (the default: a failure of ours, e.g. an exception or a dependency down past its retries): what
+    its steps captured is given back too, except the reads whose source is in the user's graph; the error
+    says what was refunded and what stays charged. refund=False (the user's doing, e.g. the graph deleted):
+    the captured steps stay paid. Either way a graph the session created that holds nothing is deleted."""
+    if _close(
+        session,
+        status=ResearchStatus.FAILED,
+        fields={"error": reason[:1000]},
+        reason="research failed",
+        then=(lambda closed: _refund_captured(closed, reason=reason)) if refund else None,
+    ):
         logger.warning("research session %s failed", session.id)
+        _drop_empty_created_graph(session)
+
+
+def _kept_reads(session: ResearchSession) -> tuple[int, int]:
+    """(credits, sources) of the read steps that delivered a source the user keeps: its document is in the
+    session's graph, not deleted and not failed."""
+    from exograph.documents.models import Document, DocumentStatus
+
+    kept_documents = set(
+        Document.objects.filter(research_sources__session=session, graph_id=session.graph_id, deleted_at__isnull=True)
+        .exclude(status=DocumentStatus.FAILED)
+        .values_list("id", flat=True)
+    )
+    kept_numbers = set(
+        ResearchSource.objects.filter(session=session, document_id__in=kept_documents).values_list("number", flat=True)
+    )
+    credits = sources = 0
+    for step in ResearchStep.objects.filter(session=session, key__startswith="read:", credits__gt=0):
+        if (step.result or {}).get("number") in kept_numbers:
+            credits += int(step.credits)
+            sources += 1
+    return credits, sources
+
+
+def _refund_captured(session: ResearchSession, *, reason: str) -> None:
+    """Give back what the failed session's steps captured, but for the reads it delivered; say so in error.
+    Runs inside _close's transaction, after the hold's release (no step can capture any more)."""
+    from billing.models import EntryKind
+    from billing.services.ledger import credits_grant
+
+    hold = Hold.objects.filter(pk=session.hold_id).first() if session.hold_id else None
+    captured = int(hold.captured) if hold is not None else int(session.credits_spent)
+    kept, sources = _kept_reads(session) if captured else (0, 0)
+    kept = min(kept, captured)
+    refunded = captured - kept
+    if refunded > 0:
+        credits_grant(
+            account=session.owner,
+            amount=refunded,
+            kind=EntryKind.REFUND,
+            key=f"research-refund:{session.id}",
+            reference=f"refund of research {session.id}: failed",
+        )
+    if kept:
+        plural = "source" if sources == 1 else "sources"
+        money = (
+            f"{kept} credits stay charged for the {sources} {plural} read into graph {session.graph_name!r}; "
+            f"the other {refunded} credits were refunded."
+        )
+    elif refunded:
+        money = f"Nothing was charged: the {refunded} credits its steps used were refunded."
+    else:
+        money = "Nothing was charged: the credits held for it were released."
+    ResearchSession.objects.filter(pk=session.pk).update(
+        credits_spent=kept, error=f"{reason[: 998 - len(money)]} {money}"
+    )
+    logger.info("research session %s failed: %s refunded, %s kept", session.id, refunded, kept)
+
+
+def _drop_empty_created_graph(session: ResearchSession) -> None:
+    """Delete the research graph this session created if it holds no document (and no schedule will fill it)."""
+    from exograph.documents.models import Document
+
+    graph = session.graph
+    if graph is None or not session.graph_created or session.watch:
+        return
+    if Document.objects.filter(graph=graph).exists():
+        return
+    if ResearchSession.objects.filter(graph=graph).exclude(pk=session.pk).exists():
+        return
+    _drop_graph_quietly(actor=session.owner, graph=graph)
 
 
 def research_session_complete(*, session: ResearchSession, report: dict[str, Any], note: str = "") -> None:

@@ -46,7 +46,7 @@ def test_create_with_ponder_budget_and_options(alice_client, funded):
         "sources": ["local"],
         "date_from": "2020-01-01",
         "date_to": "2026-01-01",
-        "excluded_domains": ["Example.COM", "https://spam.example.org/x"],
+        "excluded_domains": ["Example.COM", "www.spam.example.org"],
     }
     response = alice_client.post(URL, payload, format="json")
     assert response.status_code == 202, response.json()
@@ -107,6 +107,30 @@ def test_bad_input_is_a_clear_error_and_holds_nothing(alice_client, alice, funde
     assert response.status_code == status, response.json()
     error = response.json()["error"]
     assert error["code"] == code and error["message"]
+    _nothing_held(alice, before)
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "names"),
+    [
+        ({"sources": ["paper"] * 10_000}, "invalid_sources", "sources lists at most 3 kinds"),
+        ({"sources": ["paper", "article", "local", "paper"]}, "invalid_sources", "sources lists at most 3"),
+        ({"sources": ["paper", "paper"]}, "invalid_sources", "sources names 'paper' twice"),
+        ({"excluded_domains": ["http://evil/../"]}, "invalid_domain", "excluded_domains[0] 'http://evil/../'"),
+        ({"excluded_domains": ["ok.org", "example.com:8080"]}, "invalid_domain", "excluded_domains[1]"),
+        ({"excluded_domains": ["example.com/path"]}, "invalid_domain", "no scheme, path, port"),
+        ({"excluded_domains": ["exa mple.com"]}, "invalid_domain", "excluded_domains[0]"),
+        ({"excluded_domains": ["user@example.com"]}, "invalid_domain", "excluded_domains[0]"),
+        ({"excluded_domains": ["-bad-.com"]}, "invalid_domain", "not a valid host name"),
+        ({"excluded_domains": [f"d{i}.example" for i in range(51)]}, "too_many_domains", "at most 50 domains"),
+    ],
+)
+def test_source_options_are_capped_and_domains_are_bare_host_names(alice_client, alice, funded, payload, code, names):
+    before = Graph.objects.filter(owner=alice).count()
+    response = alice_client.post(URL, {"query": "quantum", **payload}, format="json")
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == code and names in error["message"] and error["hint"]
     _nothing_held(alice, before)
 
 
