@@ -348,8 +348,9 @@ class DocumentRetryApi(APIView):
                 404,
                 409,
                 422,
-                e409="The document is not failed or cancelled (nor processing with an interrupted stage), its "
-                "file is gone, or a request with this Idempotency-Key is still running.",
+                e409="A worker is running the document's stage now (only failed, cancelled, or pending or "
+                "processing documents no worker runs can be retried), its file is gone, or a request with this "
+                "Idempotency-Key is still running.",
             ),
         },
         summary="Retry a failed or cancelled document, or resume an interrupted one (never paid twice)",
