@@ -32,7 +32,8 @@ class ErrorOutSerializer(serializers.Serializer):
 
 
 ERROR_DESCRIPTIONS: dict[int, str] = {
-    400: "Invalid input: a field, the X-Graph-Scope header, dry_run, Idempotency-Key or a malformed body. "
+    400: "Invalid input: a field, the X-Graph-Scope header, dry_run, Idempotency-Key or a malformed body; a NUL "
+    "or a lone UTF-16 surrogate in any field, query parameter or header is invalid_text naming it in `field`. "
     "The message names the fix; nothing was charged.",
     401: "No API key, or an unknown or revoked one.",
     402: "Not enough credits (`needed`, `balance`); nothing was charged.",
