@@ -212,7 +212,8 @@ def test_a_late_redelivery_of_an_earlier_stage_stops(alice_client, funded):
 
     assert document_stage_parse(document_id=document["id"]) is False
     assert Document.objects.get(pk=document["id"]).stage == DocumentStage.EXTRACT
-    assert not Lease.objects.exists()
+    lease = Lease.objects.get(subject_id=document["id"])  # the due lease the upload wrote, untouched
+    assert (lease.holder, lease.step) == ("", PARSE_TASK)
 
 
 def test_a_stage_waiting_for_its_retry_keeps_a_parked_lease_and_a_lost_retry_is_resumed(
@@ -387,3 +388,14 @@ def test_the_number_of_resumptions_before_giving_up_is_a_setting(alice_client, f
     assert leases_sweep() == {"given_up": 1}
     assert Document.objects.get(pk=document["id"]).status == DocumentStatus.FAILED
     assert [kind for kind, _ in _upload_entries(document["id"])] == ["charge", "refund"]
+
+
+def test_a_stage_run_twice_leaves_the_next_stage_due(alice_client, funded):
+    from exograph.documents.services import document_stage_parse
+
+    document = _queued_text(alice_client)
+    assert document_stage_parse(document_id=document["id"])  # hands its lease to the embed stage (never sent here)
+    assert document_stage_parse(document_id=document["id"])  # the parse message delivered once more: parses again
+
+    due = Lease.objects.get(kind=DOCUMENT_LEASE, subject_id=document["id"])
+    assert (due.holder, due.step, due.recoveries) == ("", EMBED_TASK, 0)

@@ -75,6 +75,9 @@ def _stage(
     document = _running(document_id)
     if document is None:
         return False
+    if _stage_passed(document, stage):  # a late redelivery: leave the lease alone (it is the next stage's now)
+        logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, document.stage)
+        return False
     step = STAGE_TASKS[DocumentStage(stage)]
     next_task = _NEXT_TASK.get(DocumentStage(stage))
     try:
