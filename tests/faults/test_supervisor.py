@@ -16,7 +16,7 @@ from django.conf import settings
 
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.supervisor import ProcessService, RestartPolicy, StoreService, Supervisor
-from tests.e2e.test_make_run import EMBEDDED_ENV_VARS
+from tests.e2e.embedded import EMBEDDED_ENV_VARS
 from tests.faults.conftest import free_port, wait_until
 
 pytestmark = [pytest.mark.faults]
