@@ -455,7 +455,9 @@ class _Run:
                 valid.append(uuid.UUID(value))
             except ValueError:
                 continue
-        contributors = list(Document.objects.filter(id__in=valid).values_list("owner_id", flat=True).distinct())
+        contributors = list(
+            Document.objects.filter(id__in=valid).order_by().values_list("owner_id", flat=True).distinct()
+        )
 
         def record() -> object:
             return earnings_record(
