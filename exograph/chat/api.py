@@ -55,6 +55,11 @@ class EvidenceOutSerializer(serializers.Serializer):
     url = serializers.CharField(allow_null=True)
     page = serializers.IntegerField(allow_null=True)
     chunk_id = serializers.CharField(allow_null=True)
+    view_url = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="the document viewer at this passage (page, highlighted); null when the document is not yours",
+    )
     cited = serializers.BooleanField(required=False, help_text="the answer cites this item")
 
 

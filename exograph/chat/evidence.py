@@ -1,7 +1,8 @@
 """The one adapter between chat and Retrieve: evidence items for an engine (rag | graph), unnumbered.
 
 Reads `exograph.graphs.retrieval` (rag → mode "passages", graph → mode "graph"). Items are plain dicts:
-{kind, text, origin (private|world|web), graph_id, document_id, source, url, page, chunk_id}.
+{kind, text, origin (private|world|web), graph_id, document_id, source, url, page, chunk_id, view_url}; view_url
+opens the document viewer at the passage when the document is the asker's (else None).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
+from exograph.documents.selectors import evidence_view_urls
 from exograph.graphs.retrieval import Evidence, retrieve_for_user
 
 ENGINES = ("rag", "graph", "web")
@@ -48,6 +50,6 @@ def evidence_retrieve(
     found = retrieve_for_user(
         actor=actor, question=question, scope=scope, graph_id=graph_id or None, mode=MODES[engine], top_k=limit, hops=2
     )
-    items = [_item(evidence) for evidence in found.items if evidence.text][:limit]
+    items = evidence_view_urls(user=actor, items=[_item(evidence) for evidence in found.items if evidence.text][:limit])
     world = any(item["origin"] == "world" for item in items)
     return EvidenceSet(items=items, contributor_ids=list(found.contributor_ids) if world else [])

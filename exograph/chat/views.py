@@ -27,6 +27,7 @@ from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
 from exograph.chat.services import chat_session_delete, chat_session_rename
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
+from exograph.documents.selectors import document_view_url
 from exograph.graphs.selectors import graph_list_for_user
 
 SESSIONS_PER_PAGE = 30
@@ -82,8 +83,10 @@ def evidence_view(item: dict[str, Any]) -> dict[str, Any]:
     if origin == "web":
         link = _safe_url(item.get("url"))
         label = label or str(item.get("url") or "web page")
-    elif origin == "private" and item.get("document_id"):
-        link = f"/documents/#doc-{item['document_id']}"
+    elif item.get("view_url"):
+        link = str(item["view_url"])
+    elif origin == "private" and item.get("document_id"):  # answers stored before evidence carried view_url
+        link = document_view_url(item["document_id"], page=item.get("page"), chunk_id=item.get("chunk_id"))
     if item.get("page"):
         label = f"{label}, page {item['page']}" if label else f"page {item['page']}"
     return {

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from exograph.accounts.models import User
 from exograph.core.errors import NotFound
@@ -38,3 +42,39 @@ def document_list_for_user(*, user: User, scope: Scope | None = None) -> QuerySe
     if scope is not None:
         documents = documents.filter(graph__scope=scope)
     return documents.order_by("-created", "-id")
+
+
+def document_view_url(document_id: object, *, page: int | None = None, chunk_id: str | None = None) -> str:
+    """The document viewer's address, opened at `page` with passage `chunk_id` highlighted. Pure."""
+    query = {key: value for key, value in (("page", page), ("chunk", chunk_id)) if value}
+    url = reverse("documents:view", args=[str(document_id)])
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def documents_viewable(*, user: User, document_ids: Iterable[object]) -> set[str]:
+    """The ids among `document_ids` of user's live documents: the ones the viewer opens for user."""
+    keys = set()
+    for document_id in document_ids:
+        try:
+            keys.add(uuid.UUID(str(document_id)))
+        except ValueError:
+            continue
+    if not keys:
+        return set()
+    found = Document.objects.filter(id__in=keys, owner=user, deleted_at__isnull=True).values_list("id", flat=True)
+    return {str(key) for key in found}
+
+
+def evidence_view_urls(*, user: User, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`items` (evidence dicts with document_id, page, chunk_id) each with `view_url`: the viewer at the passage
+    when it comes from one of user's documents, else None (world passages of other accounts, web pages)."""
+    viewable = documents_viewable(user=user, document_ids={i.get("document_id") for i in items if i.get("chunk_id")})
+    return [
+        {
+            **item,
+            "view_url": document_view_url(item["document_id"], page=item.get("page"), chunk_id=item["chunk_id"])
+            if item.get("chunk_id") and str(item.get("document_id")) in viewable
+            else None,
+        }
+        for item in items
+    ]

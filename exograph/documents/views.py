@@ -8,14 +8,15 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from exograph.accounts.models import User
-from exograph.core.errors import ExoGraphError
+from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
-from exograph.documents.selectors import document_list_for_user
+from exograph.documents.selectors import document_get_for_user, document_list_for_user
 from exograph.documents.services import (
     document_cancel,
     document_charge_direct,
@@ -25,11 +26,17 @@ from exograph.documents.services import (
     document_upload_prepare,
 )
 from exograph.documents.validation import EXTENSIONS, size_check, upload_validate
+from exograph.graphs.selectors import document_contents_read
 
 
 class UploadForm(forms.Form):
     file = forms.FileField()
     graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE)
+
+
+def pages_label(pages: int) -> str:
+    """ "1 page", "3 pages". Pure."""
+    return f"{pages} page{pluralize(pages)}"
 
 
 def _user(request: HttpRequest) -> User:
@@ -59,7 +66,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
             if created:
                 messages.success(
                     request,
-                    f"{document.filename}: {document.pages} pages, {document.credits_charged} credits. Processing…",
+                    f"{document.filename}: {pages_label(document.pages)}, {document.credits_charged} credits. Processing…",
                 )
             else:
                 messages.info(request, f"{document.filename} is already in that graph; nothing was charged.")
@@ -92,3 +99,30 @@ def document_action(request: HttpRequest, document_id: str, action: str) -> Http
     except ExoGraphError as exc:
         messages.error(request, f"{exc.message} {exc.hint}".strip())
     return redirect("documents:list")
+
+
+def _page_number(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and 0 < int(value) < 1_000_000 else None
+
+
+@login_required
+def document_view(request: HttpRequest, document_id: str) -> HttpResponse:
+    """The document as readable text, page by page, with the cited passage (?page=N&chunk=<id>) highlighted."""
+    try:
+        document = document_get_for_user(user=_user(request), document_id=document_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    chunk_id = (request.GET.get("chunk") or "")[:64]
+    contents = None
+    unavailable = ""
+    try:
+        contents = document_contents_read(
+            graph=document.graph,
+            document_id=str(document.id),
+            page=_page_number(request.GET.get("page")),
+            chunk_id=chunk_id,
+        )
+    except ExoGraphError as exc:
+        unavailable = f"{exc.message} {exc.hint}".strip()
+    context = {"document": document, "contents": contents, "unavailable": unavailable, "chunk_id": chunk_id}
+    return render(request, "documents/view.html", context)

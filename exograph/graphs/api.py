@@ -61,6 +61,9 @@ class EvidenceSerializer(serializers.Serializer):
     document = serializers.CharField()
     page = serializers.IntegerField(allow_null=True)
     text = serializers.CharField()
+    view_url = serializers.CharField(
+        allow_null=True, required=False, help_text="The document viewer at this passage; null when not yours."
+    )
 
 
 class RelatedEntitySerializer(serializers.Serializer):
@@ -218,6 +221,7 @@ class WorldEntityApi(APIView):
 class ExploreSourceSerializer(serializers.Serializer):
     document_id = serializers.CharField()
     filename = serializers.CharField()
+    view_url = serializers.CharField(allow_null=True, help_text="The document viewer; null when it is not yours.")
 
 
 class ExploreNodeSerializer(serializers.Serializer):
@@ -247,6 +251,9 @@ class ExplorePassageSerializer(serializers.Serializer):
     filename = serializers.CharField()
     page = serializers.IntegerField(allow_null=True)
     text = serializers.CharField()
+    view_url = serializers.CharField(
+        allow_null=True, help_text="The document viewer at this passage; null when the document is not yours."
+    )
 
 
 class ExploreOutSerializer(serializers.Serializer):

@@ -15,6 +15,7 @@ from django.db.models import Q
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, NotFound, PermissionDenied, ValidationError
 from exograph.core.scope import Scope
+from exograph.documents.selectors import document_view_url, documents_viewable
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
@@ -196,6 +197,7 @@ def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit:
     if evidence:
         wanted = [cid for row in related_rows for cid in row["chunk_ids"][:3]]
         passages = store.store_passages(world.store_name, wanted)
+    viewable = documents_viewable(user=user, document_ids={p["document_id"] for p in passages.values()})
     related: list[RelatedEntity] = []
     contributors = set(center["contributors"])
     for row in related_rows:
@@ -214,6 +216,11 @@ def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit:
                     "document": passages[cid]["document"],
                     "page": passages[cid]["page"],
                     "text": snippet(passages[cid]["text"], center["name"], limit=PASSAGE),
+                    "view_url": document_view_url(
+                        passages[cid]["document_id"], page=passages[cid]["page"], chunk_id=cid
+                    )
+                    if str(passages[cid]["document_id"]) in viewable
+                    else None,
                 }
                 for cid in row["chunk_ids"][:3]
                 if cid in passages
@@ -314,8 +321,16 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
     degrees = store.store_entity_degrees(name, list(depth))
     document_ids = sorted({doc for edge in edges.values() for doc in edge["document_ids"]})
     filenames = store.store_document_names(name, document_ids)
+    viewable = documents_viewable(user=user, document_ids=document_ids)
     for edge in edges.values():
-        edge["sources"] = [{"document_id": d, "filename": filenames.get(d, "")} for d in edge.pop("document_ids")]
+        edge["sources"] = [
+            {
+                "document_id": d,
+                "filename": filenames.get(d, ""),
+                "view_url": document_view_url(d) if d in viewable else None,
+            }
+            for d in edge.pop("document_ids")
+        ]
     nodes = []
     for node_id, hop in depth.items():
         info = details.get(node_id, {"name": node_id, "type": "", "description": "", "mentions": 0})
@@ -336,6 +351,7 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
     center_edges = [e for e in edges.values() if center_id in (e["source"], e["target"])]
     chunk_ids = list(dict.fromkeys(c for e in center_edges for c in e["chunk_ids"]))[:EXPLORE_PASSAGES]
     passages = store.store_passages(name, chunk_ids)
+    viewable |= documents_viewable(user=user, document_ids={p["document_id"] for p in passages.values()} - viewable)
     center_name = details.get(center_id, {}).get("name", text)
     return {
         "graph_id": graph.id,
@@ -346,9 +362,10 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
         "nodes": nodes,
         "edges": list(edges.values()),
         "sources": [
-            {"document_id": doc, "filename": filename}
-            for doc, filename in sorted(
-                {(s["document_id"], s["filename"]) for e in center_edges for s in e["sources"]}, key=lambda s: s[1]
+            {"document_id": doc, "filename": filename, "view_url": view_url}
+            for doc, filename, view_url in sorted(
+                {(s["document_id"], s["filename"], s["view_url"]) for e in center_edges for s in e["sources"]},
+                key=lambda s: s[1],
             )
         ],
         "passages": [
@@ -358,8 +375,62 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
                 "filename": passages[cid]["document"],
                 "page": passages[cid]["page"],
                 "text": snippet(passages[cid]["text"], center_name, limit=PASSAGE),
+                "view_url": document_view_url(passages[cid]["document_id"], page=passages[cid]["page"], chunk_id=cid)
+                if str(passages[cid]["document_id"]) in viewable
+                else None,
             }
             for cid in chunk_ids
             if cid in passages
         ],
+    }
+
+
+VIEWER_PART_CHUNKS = 20  # documents without page numbers (text, some DOCX) are shown in parts of this many chunks
+VIEWER_ENTITIES = 200
+
+
+def _viewer_page(page: Any, ordinal: Any) -> int:
+    """A chunk's page in the viewer: its page number, or its part for documents without pages."""
+    if isinstance(page, int) and page > 0:
+        return page
+    return int(ordinal or 0) // VIEWER_PART_CHUNKS + 1
+
+
+def document_contents_read(*, graph: Graph, document_id: str, page: int | None, chunk_id: str) -> dict[str, Any]:
+    """What a document wrote to its graph, for the document viewer: its pages (or parts, for documents without
+    page numbers), the chunks of one page in reading order, and the entities it contributed. `chunk_id` picks
+    the page when `page` is not given; a page out of range falls back to the first. Pure read; the caller checks
+    the document is the user's. Raises ServiceUnavailable (graph store down)."""
+    name = graph.store_name
+    rows = store.ro_query(
+        name,
+        "MATCH (d:Document {id: $doc}) WITH d MATCH (d)-[:HAS_CHUNK]->(c:Chunk) RETURN c.id, c.page, c.ordinal",
+        {"doc": document_id},
+    )
+    where = {str(r[0]): _viewer_page(r[1], r[2]) for r in rows}
+    pages = sorted(set(where.values()))
+    numbered = any(isinstance(r[1], int) and r[1] > 0 for r in rows)
+    if page is None or page not in pages:
+        page = where.get(chunk_id) or (pages[0] if pages else 1)
+    wanted = [cid for cid, p in where.items() if p == page]
+    chunks = store.store_chunks(name, wanted)
+    ordinal = {str(r[0]): int(r[2] or 0) for r in rows}
+    listed = store.ro_query(name, "MATCH (d:Document {id: $doc}) RETURN d.entity_ids", {"doc": document_id})
+    entity_ids = [str(e) for e in ((listed[0][0] if listed else None) or [])]
+    details = store.store_entities(name, entity_ids[:VIEWER_ENTITIES])
+    entities = sorted(
+        ({"id": eid, "name": str(e["name"] or eid), "type": str(e["type"] or "")} for eid, e in details.items()),
+        key=lambda e: (e["type"], e["name"].casefold()),
+    )
+    return {
+        "pages": pages,
+        "numbered": numbered,
+        "page": page,
+        "chunks": [
+            {"id": cid, "text": chunks[cid]["text"], "cited": cid == chunk_id}
+            for cid in sorted(wanted, key=lambda c: ordinal[c])
+            if cid in chunks
+        ],
+        "entities": entities,
+        "entity_total": len(entity_ids),
     }

@@ -87,7 +87,7 @@ def test_session_page_renders_the_answer_with_citations_that_open_the_passage(al
     message = answered["message_id"]
     assert f'href="#ev-{message}-{first["n"]}"' in page
     assert f'id="ev-{message}-{first["n"]}"' in page
-    assert f'href="/documents/#doc-{first["document_id"]}"' in page and "quantum.pdf" in page
+    assert f'href="/documents/{first["document_id"]}/?page={first["page"]}&amp;chunk=' in page and "quantum.pdf" in page
     assert "Grounded" in page and f"Support {round(answered['support_score'] * 100)}%" in page
     assert re.search(r'<li class="current" data-id="' + answered["session_id"], page)
 

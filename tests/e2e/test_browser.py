@@ -191,7 +191,7 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             cited = answer.locator(".evidence details[open]").first
             expect(cited.locator("blockquote")).to_be_visible()
             expect(cited.get_by_role("link", name="Open the document")).to_have_attribute(
-                "href", re.compile("/documents/#doc-")
+                "href", re.compile(r"^/documents/[0-9a-f-]{36}/\?(page=\d+&)?chunk=")
             )
             expect(page.locator("#session-list li.current a")).to_have_text("What is unrestricted relation discovery?")
             expect(page.locator("#chat-balance")).not_to_have_text("")

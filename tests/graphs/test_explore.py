@@ -31,9 +31,9 @@ def test_explore_returns_typed_edges_with_strength_degree_and_provenance(alice_c
     for edge in body["edges"]:
         assert edge["source"] in names and edge["target"] in names
         assert edge["type"] and edge["strength"] >= 1
-        assert edge["sources"] == [{"document_id": doc, "filename": "q.pdf"}]
+        assert edge["sources"] == [{"document_id": doc, "filename": "q.pdf", "view_url": None}]  # no Document row
     assert body["entity"]["degree"] == len(body["edges"]) and body["entity"]["more"] == 0
-    assert {"document_id": doc, "filename": "q.pdf"} in body["sources"]
+    assert {"document_id": doc, "filename": "q.pdf", "view_url": None} in body["sources"]
     assert body["passages"] and body["passages"][0]["filename"] == "q.pdf" and body["passages"][0]["page"] >= 1
 
 

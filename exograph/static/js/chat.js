@@ -235,7 +235,8 @@
     details.appendChild(el("blockquote", null, item.text || ""));
     var href = null;
     if (item.origin === "web") href = safeUrl(item.url);
-    else if (item.origin === "private" && item.document_id) href = "/documents/#doc-" + encodeURIComponent(item.document_id);
+    else if (typeof item.view_url === "string" && /^\/documents\//.test(item.view_url)) href = item.view_url;
+    else if (item.origin === "private" && item.document_id) href = "/documents/" + encodeURIComponent(item.document_id) + "/";
     if (href) {
       var p = el("p");
       var a = el("a", null, item.origin === "web" ? "Open the source page" : "Open the document");
