@@ -24,6 +24,7 @@ from exograph.graphs import store
 from exograph.graphs.models import Graph
 from tests.billing.conftest import FakeStripe, completed_session, event, sign
 from tests.documents.conftest import fixtures_dir
+from tests.graphs import conftest as graph_fixtures
 from tests.live import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -38,6 +39,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PASSWORD = "a-long-browser-password-9"  # noqa: S105 (test account)
+write_doc = graph_fixtures.write_doc  # a fixture: a small document written straight into a graph store
+_drop_graph_stores = graph_fixtures._drop_graph_stores  # autouse: the graph stores a test wrote are dropped
 
 
 @pytest.fixture
@@ -253,3 +256,136 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
         finally:
             browser.close()
     print("screenshots:", *watch.shots, sep="\n  ")
+
+
+# The explorer's provenance and a citation's way into the document viewer, on a graph written directly (fast).
+QUANTUM_DOC_TEXTS = [
+    "Quantum computing uses qubits to run algorithms such as Shor's algorithm.",
+    "Quantum error correction protects qubits from noise and decoherence.",
+]
+
+
+@pytest.fixture
+def quantum_doc(write_doc):  # type: ignore[no-untyped-def]
+    """dana's processed 2-page document (page i+1 holds QUANTUM_DOC_TEXTS[i]) in her private graph, 100 credits."""
+    from billing.services import credits_grant_admin
+    from exograph.core.scope import Scope
+    from exograph.documents.models import Document, DocumentStatus
+    from exograph.graphs.services import graph_create
+    from tests.factories import UserFactory
+    from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS
+
+    dana = UserFactory(email="dana@example.com")
+    credits_grant_admin(account=dana, amount=100, actor=None, note="tests")
+    graph = graph_create(actor=dana, name="Quantum", scope=Scope.PRIVATE)
+    document = Document.objects.create(
+        owner=dana, graph=graph, filename="quantum.pdf", size=1000, content_type="pdf", pages=2,
+        status=DocumentStatus.PROCESSED, credits_charged=7,
+    )  # fmt: skip
+    write_doc(
+        graph, dana, texts=QUANTUM_DOC_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS,
+        filename="quantum.pdf", document_id=str(document.id),
+    )  # fmt: skip
+    return dana, graph, document
+
+
+def _logged_in_page(browser, base: str, user: User):  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base}])
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    return page
+
+
+def _passages(page) -> list[str]:  # type: ignore[no-untyped-def]
+    return [text.strip() for text in page.locator("#panel-passages li q").all_inner_texts()]
+
+
+def test_explorer_panel_shows_the_selected_entitys_own_passages(live_server_url, quantum_doc, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27: selecting a node already on the canvas changed the title but kept the previous passages."""
+    from playwright.sync_api import expect, sync_playwright
+
+    dana, graph, document = quantum_doc
+    computing, correction = QUANTUM_DOC_TEXTS
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = _logged_in_page(browser, live_server_url, dana)
+            watch = PageWatch(page, tmp_path)
+            page.goto(f"{live_server_url}/graphs/{graph.id}/explore/")
+            page.get_by_label("Entity").fill("Quantum computing")
+            page.get_by_label("Entity").press("Enter")
+            expect(page.locator("#panel-title")).to_have_text("Quantum computing")
+            expect(page.locator("#panel-passages q")).to_have_count(1)
+            assert _passages(page) == [computing]
+            # B (Qubit) is on the canvas; selecting it expands it and shows its passages (both chunks name it).
+            page.locator("#panel-neighbours button", has_text="Qubit").click()
+            expect(page.locator("#panel-title")).to_have_text("Qubit")
+            expect(page.locator("#panel-passages q")).to_have_count(2)
+            assert sorted(_passages(page)) == sorted([computing, correction])
+            # Back to A, already expanded on the canvas: its own passages, not Qubit's.
+            page.locator("#panel-neighbours button", has_text="Quantum computing").click()
+            expect(page.locator("#panel-title")).to_have_text("Quantum computing")
+            expect(page.locator("#panel-passages q")).to_have_count(1)
+            assert _passages(page) == [computing]
+            # A node expanded by a 2-hop read but never its centre: its passages are fetched, not left as A's.
+            page.get_by_label("Hops").select_option("2")
+            page.get_by_label("Entity").fill("Quantum error correction")
+            page.get_by_label("Entity").press("Enter")
+            expect(page.locator("#panel-title")).to_have_text("Quantum error correction")
+            expect(page.locator("#panel-passages q")).to_have_count(1)
+            assert _passages(page) == [correction]
+            page.locator("#panel-neighbours button", has_text="Qubit").click()
+            expect(page.locator("#panel-title")).to_have_text("Qubit")
+            expect(page.locator("#panel-passages q")).to_have_count(2)
+            assert sorted(_passages(page)) == sorted([computing, correction])
+            # A passage opens the document viewer at its page with the passage marked.
+            link = page.locator("#panel-passages li", has_text="decoherence").get_by_role("link")
+            expect(link).to_have_attribute("href", re.compile(rf"^/documents/{document.id}/\?page=2&chunk="))
+            watch.shot("explorer-reselect")
+            link.click()
+            expect(page.locator("#text-heading")).to_contain_text("Page 2")
+            expect(page.locator(".chunk.cited mark")).to_have_text(correction)
+            watch.shot("viewer-from-explorer")
+        finally:
+            browser.close()
+
+
+def test_a_chat_citation_opens_the_viewer_at_the_passage(live_server_url, quantum_doc, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect, sync_playwright
+
+    dana, graph, document = quantum_doc
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = _logged_in_page(browser, live_server_url, dana)
+            watch = PageWatch(page, tmp_path)
+            page.goto(f"{live_server_url}/chat/")
+            page.get_by_label("Engine").select_option("rag")
+            page.get_by_label("Your question").fill("What protects qubits from noise and decoherence?")
+            page.get_by_label("Your question").press("Enter")
+            answer = page.locator("#chat-log .msg.assistant").last
+            expect(answer.locator(".meta")).to_contain_text("Support", timeout=60_000)
+            answer.locator("a.cite").first.click()
+            cited = answer.locator(".evidence details[open]").first
+            link = cited.get_by_role("link", name="Open the document")
+            expect(link).to_have_attribute("href", re.compile(rf"^/documents/{document.id}/\?page=\d&chunk="))
+            href = link.get_attribute("href") or ""
+            number = int(re.search(r"page=(\d)", href).group(1))  # type: ignore[union-attr]
+            quoted = cited.locator("blockquote").inner_text()
+            watch.shot("chat-citation")
+            link.click()
+            expect(page).to_have_url(re.compile(rf"/documents/{document.id}/\?page={number}&chunk="))
+            expect(page.locator("#text-heading")).to_contain_text(f"Page {number}")
+            mark = page.locator(".chunk.cited mark")
+            expect(mark).to_have_text(QUANTUM_DOC_TEXTS[number - 1])
+            expect(mark).to_be_in_viewport()
+            assert quoted.strip() in QUANTUM_DOC_TEXTS[number - 1] or QUANTUM_DOC_TEXTS[number - 1] in quoted
+            expect(page.locator(".chunk.cited")).to_be_focused()
+            watch.shot("viewer-from-chat")
+        finally:
+            browser.close()

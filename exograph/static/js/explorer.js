@@ -6,6 +6,7 @@
   var edges = {};   // key -> edge data
   var hiddenTypes = {};
   var selected = null;
+  var panels = {};  // entity id -> {sources, passages}: its own provenance, from the read centred on it
 
   function init() {
     form = document.getElementById("explore-form");
@@ -49,7 +50,7 @@
 
   function say(text) { statusBox.textContent = text; }
 
-  function reset() { cy.elements().remove(); nodes = {}; edges = {}; selected = null; }
+  function reset() { cy.elements().remove(); nodes = {}; edges = {}; panels = {}; selected = null; }
 
   function load(entity, hopCount, center) {
     if (!entity) return Promise.resolve(null);
@@ -67,8 +68,10 @@
         }
         merge(result.body);
         var data = result.body;
+        panels[data.entity.id] = { sources: data.sources, passages: data.passages };
         say(data.entity.name + ": " + data.nodes.length + " entities, " + data.edges.length + " relations shown.");
-        select(data.entity.id, false, data);
+        // A later selection wins: a slower read of an earlier one does not take the panel back.
+        if (center || selected === entity || selected === data.entity.id) select(data.entity.id, false, data);
         relayout(center ? data.entity.id : null);
         return data;
       })
@@ -173,25 +176,43 @@
       li.appendChild(button);
       list.appendChild(li);
     });
-    if (data && data.entity.id === id) { renderSources(data.sources); renderPassages(data.passages); }
+    // The panel shows this entity's own sources and passages: the read centred on it, fetched if the node only
+    // came in as someone else's neighbour (never the previous entity's, left in place).
+    var own = (data && data.entity.id === id) ? data : panels[id];
+    if (own) { renderSources(own.sources, id); renderPassages(own.passages, id); return; }
+    renderSources(null, id);
+    renderPassages(null, id);
+    load(id, 1, false);
   }
 
-  function docLink(documentId, text) {
+  // The document viewer (at the passage) when the document is the user's; plain text otherwise.
+  function docLink(viewUrl, text) {
+    if (typeof viewUrl !== "string" || !/^\/documents\//.test(viewUrl)) return document.createTextNode(text || "");
     var a = document.createElement("a");
-    a.href = "/documents/#doc-" + encodeURIComponent(documentId);
-    a.textContent = text || documentId;
+    a.href = viewUrl;
+    a.textContent = text;
     return a;
   }
 
-  function renderSources(sources) {
-    var list = document.getElementById("panel-sources");
+  function loading(list, id) {
+    list.setAttribute("data-entity", id);
     list.textContent = "";
-    if (!sources.length) { list.appendChild(document.createElement("li")).textContent = "No sources recorded."; return; }
-    sources.forEach(function (s) { list.appendChild(document.createElement("li")).appendChild(docLink(s.document_id, s.filename)); });
+    list.appendChild(document.createElement("li")).textContent = "Loading…";
   }
 
-  function renderPassages(passages) {
+  function renderSources(sources, id) {
+    var list = document.getElementById("panel-sources");
+    if (!sources) { loading(list, id); return; }
+    list.setAttribute("data-entity", id);
+    list.textContent = "";
+    if (!sources.length) { list.appendChild(document.createElement("li")).textContent = "No sources recorded."; return; }
+    sources.forEach(function (s) { list.appendChild(document.createElement("li")).appendChild(docLink(s.view_url, s.filename || s.document_id)); });
+  }
+
+  function renderPassages(passages, id) {
     var list = document.getElementById("panel-passages");
+    if (!passages) { loading(list, id); return; }
+    list.setAttribute("data-entity", id);
     list.textContent = "";
     if (!passages.length) { list.appendChild(document.createElement("li")).textContent = "No passages recorded."; return; }
     passages.forEach(function (p) {
@@ -200,7 +221,7 @@
       quote.textContent = p.text;
       li.appendChild(quote);
       li.appendChild(document.createElement("br"));
-      li.appendChild(docLink(p.document_id, p.filename + (p.page ? ", p. " + p.page : "")));
+      li.appendChild(docLink(p.view_url, p.filename + (p.page ? ", p. " + p.page : "")));
       list.appendChild(li);
     });
   }
