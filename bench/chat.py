@@ -13,6 +13,18 @@ chat_message_send, model snap, the configured provider — extractive by default
   * the median end-to-end time of the message, and the share of it spent in retrieval (the same evidence
     read — chat.evidence.evidence_retrieve with the message's arguments — timed on its own right after).
 
+  * the answer scored is the short answer the reply carries (`short_answer`) when there is one, else the
+    answer text without citation marks; `answered` is the share the model answered (not "your documents
+    don't say"), and the mean support of right (F1 >= 0.5) and wrong answers shows its calibration;
+  * abstention: questions of the next dataset asked against this dataset's graph (--abstain N each), the
+    share refused ("Your documents don't say ...");
+  * chains (bench/data/chains.json, written for this project): two-link chains with paraphrased questions
+    and a distractor each, all in one graph; the share whose short answer is the far end with both link
+    documents cited.
+
+--split validation runs HippoRAG's train sets (hipporag_*_train_100.json: HotpotQA, MuSiQue), a validation set
+nothing was tuned on.
+
 The bench calls the service, not the REST view, so nothing is charged. Results: bench/results/chat.json and
 bench/results/chat.md.
 
@@ -43,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 from bench.retrieval import DEFAULT_DATA, RESULTS, dataset_graph, dataset_load, recall_at_k  # noqa: E402
 
 ENGINES = ("rag", "graph")
+CHAINS = ROOT / "bench" / "data" / "chains.json"
 OUT = "chat"  # results file stem (--out)
 
 
@@ -94,6 +107,10 @@ def main() -> None:
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
     parser.add_argument("--state", type=Path, default=None, help="reuse the graphs of bench/retrieval.py --state DIR")
     parser.add_argument("--out", default="chat", help="results file stem in bench/results; default chat")
+    parser.add_argument("--split", choices=("dev", "validation"), default="dev")
+    parser.add_argument("--abstain", type=int, default=10, help="other-dataset questions per graph (0: none)")
+    parser.add_argument("--chains", type=Path, default=CHAINS, help="chain file; a missing file skips the chains")
+    parser.add_argument("--engines", default=",".join(ENGINES))
     args = parser.parse_args()
     global OUT
     OUT = args.out
@@ -101,13 +118,32 @@ def main() -> None:
 
     server, _ = start_services("exo-bench-chat-", eager_tasks=True, directory=args.state)
     try:
-        run(args.data, limit=args.limit, names=[n for n in args.datasets.split(",") if n], state=args.state)
+        run(
+            args.data,
+            limit=args.limit,
+            names=[n for n in args.datasets.split(",") if n],
+            state=args.state,
+            split=args.split,
+            abstain=args.abstain,
+            chains=args.chains,
+            engines=tuple(e for e in args.engines.split(",") if e),
+        )
     finally:
         if server is not None:
             server.stop()
 
 
-def run(data: Path, *, limit: int | None, names: list[str], state: Path | None) -> None:
+def run(
+    data: Path,
+    *,
+    limit: int | None,
+    names: list[str],
+    state: Path | None,
+    split: str = "dev",
+    abstain: int = 0,
+    chains: Path | None = None,
+    engines: tuple[str, ...] = ENGINES,
+) -> None:
     import django
 
     django.setup()
@@ -122,30 +158,128 @@ def run(data: Path, *, limit: int | None, names: list[str], state: Path | None) 
         "provider": settings.CHAT_PROVIDER,
         "model": "snap",
         "machine": platform.platform(),
+        "split": split,
     }
+    graphs: list[tuple[str, Any, Any, Any]] = []
     for name in names:
         folder = data / name
-        dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
+        if split == "validation":
+            dataset = validation_load(folder, limit=limit) if folder.is_dir() else None
+        else:
+            dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
         if dataset is None:
             print(f"{name}: no dataset in {folder}, skipped")
             continue
         user, graph, ingest_seconds, doc_to_keys, reused = dataset_graph(dataset, limit=limit, state=state)
-        engines = {engine: ask_all(user=user, graph=graph, dataset=dataset, doc_to_keys=doc_to_keys, engine=engine)
-                   for engine in ENGINES}  # fmt: skip
-        for engine, summary in engines.items():
+        graphs.append((name, user, graph, dataset))
+        measured = {engine: ask_all(user=user, graph=graph, dataset=dataset, doc_to_keys=doc_to_keys, engine=engine)
+                    for engine in engines}  # fmt: skip
+        for engine, summary in measured.items():
             print(f"{name} {engine}: {summary}", flush=True)
         results["datasets"][name] = {
             "questions": len(dataset.questions),
             "passages": len(dataset.passages),
             "ingest_seconds": round(ingest_seconds, 1),
             "ingest_reused": reused,
-            "engines": engines,
+            "engines": measured,
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
         (RESULTS / f"{OUT}.md").write_text(markdown(results))
+    if abstain and len(graphs) > 1:
+        results["abstention"] = {}
+        for index, (name, user, graph, _) in enumerate(graphs):
+            other_name, _, _, other = graphs[(index + 1) % len(graphs)]
+            asked = [q for q, _ in other.questions[:abstain]]
+            results["abstention"][f"{other_name} on {name}"] = {
+                engine: ask_off_topic(user=user, graph=graph, questions=asked, engine=engine) for engine in engines
+            }
+            print(f"abstention {other_name} on {name}: {results['abstention'][f'{other_name} on {name}']}")
+    if chains is not None and chains.is_file():
+        results["chains"] = chains_run(chains, state=state, engines=engines)
+        print(f"chains: {results['chains']}")
+    results["total_seconds"] = round(time.perf_counter() - started, 1)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / f"{OUT}.md").write_text(markdown(results))
     print((RESULTS / f"{OUT}.md").read_text() if (RESULTS / f"{OUT}.md").exists() else "no results")
+
+
+def validation_load(folder: Path, *, limit: int | None) -> Any:
+    """HippoRAG's train set of a dataset folder (hipporag_*_train_100.json; HotpotQA's original format or
+    MuSiQue's), its own questions' passages only; None when the folder has none (2Wiki)."""
+    from bench.retrieval import Dataset, _pool
+
+    found = sorted(folder.glob("hipporag_*_train_100.json"))
+    if not found:
+        return None
+    dataset = Dataset(name=folder.name)
+    for q in json.loads(found[0].read_text())[:limit]:
+        gold: set[str] = set()
+        if "context" in q:  # HotpotQA
+            wanted = {title for title, _ in q["supporting_facts"]}
+            for title, sentences in q["context"]:
+                key = _pool(dataset, title, " ".join(sentences))
+                if title in wanted:
+                    gold.add(key)
+            dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", ""))])
+        else:  # MuSiQue
+            for p in q["paragraphs"]:
+                key = _pool(dataset, p["title"], p["paragraph_text"])
+                if p.get("is_supporting"):
+                    gold.add(key)
+            dataset.questions.append((q["question"], gold))
+            dataset.answers.append([str(q.get("answer", "")), *(str(a) for a in q.get("answer_aliases", []))])
+    return dataset
+
+
+def _ask(*, user: Any, graph: Any, question: str, engine: str) -> dict[str, Any]:
+    from exograph.chat.services import chat_message_prepare, chat_message_send
+
+    plan = chat_message_prepare(actor=user, message=question, model="snap", engine=engine, graph_id=graph.id)
+    return chat_message_send(actor=user, plan=plan)
+
+
+def ask_off_topic(*, user: Any, graph: Any, questions: list[str], engine: str) -> dict[str, Any]:
+    """Questions this graph does not hold: the share refused (answered false, not grounded)."""
+    refused = [not _ask(user=user, graph=graph, question=q, engine=engine)["answered"] for q in questions]
+    return {"questions": len(refused), "refused": round(100 * sum(refused) / max(1, len(refused)), 1)}
+
+
+def chains_run(path: Path, *, state: Path | None, engines: tuple[str, ...]) -> dict[str, Any]:
+    """Every chain's links and distractor in one graph; each question asked per engine: the share whose short
+    answer is the far end with both link documents cited (and the far end alone, and both links alone)."""
+    from bench.retrieval import Dataset, _pool, dataset_graph
+
+    chains = json.loads(path.read_text())["chains"]
+    dataset = Dataset(name="chains")
+    for number, chain in enumerate(chains):
+        links = [_pool(dataset, f"chain {number} link {i}", text) for i, text in enumerate(chain["links"])]
+        _pool(dataset, f"chain {number} other", chain["distractor"])
+        dataset.questions.append((chain["question"], set(links)))
+        dataset.answers.append([chain["answer"]])
+    user, graph, _, doc_to_keys, _ = dataset_graph(dataset, limit=None, state=state)
+    out: dict[str, Any] = {"chains": len(chains)}
+    for engine in engines:
+        far = both = full = 0
+        for (question, links), answers in zip(dataset.questions, dataset.answers, strict=True):
+            reply = _ask(user=user, graph=graph, question=question, engine=engine)
+            short = str(reply.get("short_answer") or "")
+            got_far = exact_match(short, answers) == 1.0
+            cited = {k for item in reply["evidence"] for k in doc_to_keys.get(str(item.get("document_id")), ())}
+            got_both = links <= cited
+            far += got_far
+            both += got_both
+            full += got_far and got_both
+        n = max(1, len(chains))
+        out[engine] = {
+            "far_end": round(100 * far / n, 1),
+            "both_links_cited": round(100 * both / n, 1),
+            "far_end_and_both_links": round(100 * full / n, 1),
+        }
+    return out
 
 
 def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[str]], engine: str) -> dict[str, Any]:
@@ -154,6 +288,10 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
     from exograph.chat.models import ChatMessage
     from exograph.chat.services import chat_message_prepare, chat_message_send
     from exograph.core.scope import Scope
+
+    answered: list[float] = []
+    support_right: list[float] = []
+    support_wrong: list[float] = []
 
     r5: list[float] = []
     r10: list[float] = []
@@ -178,10 +316,12 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
         ranked = list(dict.fromkeys(ranked))
         r5.append(recall_at_k(gold, ranked, 5))
         r10.append(recall_at_k(gold, ranked, 10))
-        text = answer_text(str(reply["answer"]))
+        text = str(reply.get("short_answer") or "") or answer_text(str(reply["answer"]))
         em.append(exact_match(text, answers))
         f1.append(f1_score(text, answers))
         support.append(float(reply["support_score"] or 0.0))
+        answered.append(1.0 if reply.get("answered", True) else 0.0)
+        (support_right if f1[-1] >= 0.5 else support_wrong).append(support[-1])
     n = max(1, len(totals))
     median_total = statistics.median(totals) if totals else 0.0
     median_retrieval = statistics.median(retrievals) if retrievals else 0.0
@@ -192,6 +332,9 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
         "em": round(100 * sum(em) / n, 1),
         "f1": round(100 * sum(f1) / n, 1),
         "support": round(sum(support) / n, 3),
+        "answered": round(100 * sum(answered) / n, 1),
+        "support_right": round(statistics.mean(support_right), 3) if support_right else None,
+        "support_wrong": round(statistics.mean(support_wrong), 3) if support_wrong else None,
         "median_ms": round(median_total, 1),
         "median_retrieval_ms": round(median_retrieval, 1),
         "retrieval_share": round(median_retrieval / median_total, 2) if median_total else 0.0,
@@ -206,18 +349,34 @@ def markdown(results: dict[str, Any]) -> str:
         + (f" (first {results['limit']} per dataset)." if results.get("limit") else "."),
         f"Total run time {results.get('total_seconds', 0)} s on {results['machine']}.",
         "",
-        "| dataset | engine | questions | evidence R@5 | evidence R@10 | EM | F1 | support | median ms "
-        "| retrieval ms (share) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| dataset | engine | questions | evidence R@5 | evidence R@10 | EM | F1 | answered % | support "
+        "(right / wrong) | median ms | retrieval ms (share) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, d in results["datasets"].items():
         for engine, m in d["engines"].items():
             lines.append(
                 f"| {name} | {engine} | {m['questions']} | {m['evidence_r5']} | {m['evidence_r10']} | {m['em']} "
-                f"| {m['f1']} | {m['support']} | {m['median_ms']} | {m['median_retrieval_ms']} "
+                f"| {m['f1']} | {m.get('answered', '')} | {m['support']} ({m.get('support_right')} / "
+                f"{m.get('support_wrong')}) | {m['median_ms']} | {m['median_retrieval_ms']} "
                 f"({round(100 * m['retrieval_share'])}%) |"
             )
     lines.append("")
+    if results.get("abstention"):
+        lines += ["Abstention (questions of one dataset asked against another's graph; % refused):", ""]
+        lines += ["| questions on graph | engine | questions | refused % |", "|---|---|---:|---:|"]
+        for pair, by_engine in results["abstention"].items():
+            for engine, m in by_engine.items():
+                lines.append(f"| {pair} | {engine} | {m['questions']} | {m['refused']} |")
+        lines.append("")
+    if results.get("chains"):
+        c = results["chains"]
+        lines += [f"Chains ({c['chains']} two-link chains, paraphrased questions, one distractor each):", ""]
+        lines += ["| engine | far end % | both links cited % | far end and both links % |", "|---|---:|---:|---:|"]
+        for engine in (e for e in c if e != "chains"):
+            m = c[engine]
+            lines.append(f"| {engine} | {m['far_end']} | {m['both_links_cited']} | {m['far_end_and_both_links']} |")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 NO_ANSWER = "The graphs do not hold an answer to this question."
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)(?<!\bNo\.)(?<!\bvs\.)"
+    r"(?<!\b[A-Z]\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])"
+)
 _WORD = re.compile(r"[^\W_]{3,}")
 _STOP = frozenset(
     "the and for are was were with that this from what which who whom whose when where why how does did "
@@ -59,6 +62,11 @@ _NUMBER = re.compile(
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b",
     re.IGNORECASE,
 )
+_CALENDAR = re.compile(
+    rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
+    re.IGNORECASE,
+)
+_NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)$")
 _TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]", re.UNICODE)
 _RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
 _WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
@@ -84,7 +92,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "wrote write writes written author authored writer penned",
         "play plays played player member joined",
         "marry married spouse wife husband",
-        "locate located based headquartered headquarters situated lies",
+        "locate located based headquartered headquarters situated lies host hosts hosted home",
     )
 )
 RELEVANCE_MIN = 0.34  # the best sentence's match below which the evidence does not answer (tuned, bench/chat.py)
@@ -153,7 +161,8 @@ def sentences_of(text: str) -> list[str]:
 def whole_sentences(text: str) -> list[str]:
     """A passage's complete sentences: a snippet's cut first and last pieces and table-like rows left out."""
     raw = " ".join(text.split())
-    parts = [part.strip() for part in _SENTENCE.split(raw) if part.strip()]
+    # Table cells are pieces of their own (never glued to the sentence before them).
+    parts = [part.strip() for block in re.split(r"\s*\|\s*", raw) for part in _SENTENCE.split(block) if part.strip()]
     if parts and raw.startswith("…"):
         parts = parts[1:]
     if parts and (raw.endswith("…") or parts[-1][-1:] not in ".!?\"')"):
@@ -198,7 +207,11 @@ def names_in(text: str) -> list[str]:
         else:
             close()
     close()
-    return [run for run in dict.fromkeys(runs) if run and any(ch.isalpha() for ch in run)]
+    return [
+        run
+        for run in dict.fromkeys(runs)
+        if run and any(ch.isalpha() for ch in run) and not _CALENDAR.fullmatch(run) and run.casefold() not in _OPENERS
+    ]
 
 
 _NAME_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
@@ -261,6 +274,8 @@ def _answer_type(question: str) -> str:
         return "date"
     if q.startswith("where") or re.search(r"\b(which|what) (city|country|state|town|place|county|region)\b", q):
         return "place"
+    if re.search(r"\bnationality\b", q):
+        return "nationality"
     if q.startswith(("who", "whom", "whose")) or re.search(r"\b(which|what) (person|man|woman|actor|actress)\b", q):
         return "person"
     return "name"
@@ -272,32 +287,52 @@ def _spans(sentence: str, kind: str) -> list[str]:
     if kind == "number":
         return [m.group(0) for m in _NUMBER.finditer(sentence)]
     names = [name for name in names_in(sentence) if not name.isdigit()]
+    if kind == "nationality":
+        return [name for name in names if _NATIONALITY.match(name)]
+    if kind == "person":
+        names = [name for name in names if not _NATIONALITY.match(name)]
     if kind == "place":
         after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
-        return list(dict.fromkeys([a.strip(" ,") for a in after if a.strip(" ,")] + names))
+        return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names))
     return names
+
+
+def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> float:
+    """1.0 when span stands next to a word the question uses, falling to 0 at 12 words away."""
+    words = _NAME_WORD.findall(sentence.casefold())
+    first = _NAME_WORD.findall(span.casefold())[:1]
+    if not first or first[0] not in words:
+        return 0.0
+    at = words.index(first[0])
+    hits = [i for i, w in enumerate(words) if _stem(w) in asked and w not in _STOP]
+    if not hits:
+        return 0.0
+    return max(0.0, 1.0 - min(abs(i - at) for i in hits) / 12)
 
 
 def _candidates(
     ranked: list[_Sentence], question: str, kind: str, exclude: Sequence[str] = ()
 ) -> list[tuple[float, str, _Sentence]]:
     """Short-answer spans of the top sentences, best first: of the asked type, not named by the question."""
-    asked = _stems(question) | {_stem(w) for e in exclude for w in _WORD.findall(e.casefold())}
+    asked = _all_stems(question) | {_stem(w) for e in exclude for w in _NAME_WORD.findall(e.casefold())}
     found: dict[str, tuple[float, str, _Sentence]] = {}
     for rank, sentence in enumerate(ranked[:4]):
         spans = _spans(sentence.text, kind)
         for order, span in enumerate(spans):
-            words = [w for w in _WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
+            words = [w for w in _NAME_WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
             if all(_stem(w) in asked for w in words):
                 continue
             if kind == "person" and len(span.split()) < 2:
                 bonus = -0.05
             else:
                 bonus = 0.0
+            if kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text):
+                bonus += 0.05
+            bonus += 0.1 * _nearness(sentence.text, span, asked)
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus
             key = span.casefold()
-            if key in found:
-                score = max(score, found[key][0]) + 0.05
+            if key in found:  # named by several good sentences
+                score = max(score, found[key][0]) + (0.05 if sentence.score >= 0.5 * ranked[0].score else 0.0)
             found[key] = (score, span, sentence if key not in found else found[key][2])
     return sorted(found.values(), key=lambda t: -t[0])
 
@@ -360,42 +395,95 @@ def _refusal(question: str, statements: Sequence[Statement], ranked: list[_Sente
     return text
 
 
+def _families(text: str) -> list[frozenset[str]]:
+    words = set(_WORD.findall(text.casefold()))
+    return [family for family in RELATION_FAMILIES if words & family]
+
+
 def _follow_chain(
     question: str, sentences: list[_Sentence], kind: str, similarity: Similarity | None
 ) -> tuple[str, list[_Sentence]] | None:
-    """The far end of a two-link chain and its two sentences (second link first), or None."""
-    parts = _split_chain(question)
-    if parts is None:
-        return None
-    outer, inner = parts
-    first_links = _score(sentences, inner, similarity)[:3]
-    asked = names_in(question)
+    """The far end of a two-link chain and its two sentences (second link first), or None.
+
+    The first link is a sentence matching the question that names a bridge the question does not name. What
+    the question asks beyond that sentence (its words and relation families the first link does not hold)
+    must be matched by a second sentence naming the bridge; that sentence's span of the asked type (not the
+    bridge, not named by the question) is the far end. A question the first link answers whole is not a chain.
+    """
+    asked_names = names_in(question)
+    question_stems = _stems(question)
+    question_families = _families(question)
     best: tuple[float, str, list[_Sentence]] | None = None
-    for rank, first in enumerate(first_links):
-        if first.words <= 0:
+    for rank, first in enumerate(_score(sentences, question, similarity)[:3]):
+        if first.words <= 0 or (asked_names and not any(_found(name, first.text) for name in asked_names)):
+            continue  # the first link names what the question names
+        first_families = _families(first.text)
+        open_families = [f for f in question_families if f not in first_families]
+        family_words = {_stem(w) for f in question_families for w in f}
+        remaining = question_stems - _stems(first.text) - family_words
+        wanted = len(remaining) + len(open_families)
+        if not wanted or not open_families and not remaining:
             continue
-        bridges = [b for b in names_in(first.text) if not any(_found(b, a) for a in asked)]
-        bridges = [b for b in bridges if not b.isdigit()]
+        bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
         for bridge in bridges[:4]:
-            holding = [s for s in sentences if s.text != first.text and _found(bridge, s.text)]
-            if not holding:
-                continue
-            # The outer part asks about the bridge: match it with the bridge's name in place of the noun.
-            seconds = _score(holding, outer, similarity)
-            for second in seconds[:3]:
-                family = _family_match(outer, second.text)
-                match = second.score + 0.3 * family
-                if match < CHAIN_MIN:
+            for second in sentences:
+                if second.text == first.text or not _found(bridge, second.text):
                     continue
-                spans = _candidates([second], outer, kind, exclude=[bridge, *asked])
+                hits = len(remaining & _stems(second.text)) + sum(
+                    1 for f in open_families if f in _families(second.text)
+                )
+                if kind in ("place", "date", "number") and _spans(second.text, kind):
+                    hits += 1  # a where/when/how-many question is answered by a span of that type
+                match = hits / wanted
+                if hits == 0 or match < CHAIN_MIN:
+                    continue
+                spans = _candidates([second], question, kind, exclude=[bridge, *asked_names])
                 if not spans:
                     continue
-                total = match + first.score - 0.05 * rank
+                total = match + 0.5 * first.score - 0.05 * rank
                 if best is None or total > best[0]:
                     best = (total, spans[0][1], [second, first])
     if best is None:
         return None
     return best[1], best[2]
+
+
+_LATER = re.compile(r"\b(later|last|younger|youngest|newer|newest|recent|recently|after|more recent)\b", re.IGNORECASE)
+
+
+def _either(question: str, sentences: list[_Sentence]) -> tuple[str, list[_Sentence]] | None:
+    """'Which came first, A or B?': the option the evidence favours (by the years beside each option when
+    the question compares time, else by the best sentence naming it), with the sentences naming them."""
+    text = question.strip()
+    match = re.search(r"(?:[,:]|\b(?:between|either))\s*([^,:?]+?)\s+or\s+([^,?]+?)\s*\??$", text) or re.search(
+        r"^\w+\s+(.+?)\s+or\s+(.+?)\s*\??$", text
+    )
+    if match is None:
+        return None
+    options = []
+    for raw in (match.group(1), match.group(2)):
+        named = names_in(raw)
+        options.append(named[0] if named and raw[:1].islower() is False else raw.strip(" \"'“”"))
+    options = [re.sub(r"^(?:the film|the band|the|a|an)\s+", "", o, flags=re.IGNORECASE) or o for o in options]
+    found: list[tuple[str, _Sentence | None, int | None]] = []
+    for option in options:
+        holding = [s for s in sentences if _found(option, s.text)]
+        best = max(holding, key=lambda s: s.score) if holding else None
+        years = [int(y) for s in holding[:2] for y in re.findall(r"\b(1\d{3}|20\d{2})\b", s.text)]
+        found.append((option, best, min(years) if years else None))
+    if all(best is None for _, best, _ in found):
+        return None
+    temporal = re.search(r"\b(first|earlier|older|oldest|before|born|released|founded|came out|died)\b", question, re.I)
+    if temporal and all(year is not None for _, _, year in found):
+        later = bool(_LATER.search(question))
+        chosen = sorted(found, key=lambda t: t[2] or 0, reverse=later)[0]
+    else:
+        chosen = max(found, key=lambda t: t[1].score if t[1] else -1.0)
+    support: list[_Sentence] = []
+    for _, best, _ in [chosen, *found]:
+        if best is not None and all(best is not s for s in support):
+            support.append(best)
+    return chosen[0], support
 
 
 def _yes_no(question: str, ranked: list[_Sentence]) -> str:
@@ -438,10 +526,15 @@ def extract_answer(
     if relevance < RELEVANCE_MIN:
         return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     kind = _answer_type(question)
-    chain = _follow_chain(question, sentences, kind, similarity) if kind != "yesno" else None
+    either = _either(question, ranked) if " or " in question and kind != "number" else None
+    chain = _follow_chain(question, sentences, kind, similarity) if kind != "yesno" and either is None else None
+    if either is not None:
+        chain = None
     short = ""
     support: list[_Sentence]
-    if chain is not None:
+    if either is not None:
+        short, support = either
+    elif chain is not None:
         short, support = chain
     else:
         support = [ranked[0]]
