@@ -78,13 +78,26 @@ def graph_delete_view(request: HttpRequest, graph_id: str) -> HttpResponse:
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
+    """Entity search. Opened without a query (the graph list's "Search" link: ?graph_id=…) it is an empty form in
+    that graph's own scope, not a 400; a graph the user cannot read is a 404."""
     user = _user(request)
-    form = SearchForm(request.GET or None)
+    graph = None
+    graph_id = (request.GET.get("graph_id") or "").strip()
+    if graph_id:
+        try:
+            graph = graph_get_for_user(user=user, graph_id=graph_id)
+        except NotFound as exc:
+            form = SearchForm(initial={"graph_id": graph_id})
+            return render(request, "graphs/search.html", {"form": form, "hits": None, "error": exc.message}, status=404)
+    form = SearchForm(request.GET) if "query" in request.GET else SearchForm(initial={"graph_id": graph_id})
+    if graph is not None and not form.is_bound:
+        form.fields["graph_scope"].initial = graph.scope
     hits = None
     error = None
     status = 200
-    if request.GET and form.is_valid():
-        scope = form.cleaned_data.get("graph_scope") or getattr(request, "graph_scope", Scope.PRIVATE)
+    if form.is_bound and form.is_valid():
+        default = graph.scope if graph is not None else getattr(request, "graph_scope", Scope.PRIVATE)
+        scope = form.cleaned_data.get("graph_scope") or default
         try:
             hits = entities_search(
                 actor=user,
@@ -95,9 +108,10 @@ def search(request: HttpRequest) -> HttpResponse:
             )
         except ExoGraphError as exc:
             error, status = exc.message, exc.status
-    elif request.GET:
+    elif form.is_bound:
         status = 400
-    return render(request, "graphs/search.html", {"form": form, "hits": hits, "error": error}, status=status)
+    context = {"form": form, "hits": hits, "error": error, "graph": graph}
+    return render(request, "graphs/search.html", context, status=status)
 
 
 @login_required

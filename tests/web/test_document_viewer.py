@@ -156,3 +156,22 @@ def test_explorer_passages_and_sources_link_to_the_viewer(alice_client, quantum)
     source = {"document_id": str(quantum.id), "filename": "q.pdf", "view_url": f"/documents/{quantum.id}/"}
     assert body["sources"] == [source]
     assert body["edges"] and all(edge["sources"] == [source] for edge in body["edges"])
+
+
+def test_search_page_from_a_graph_opens_empty_in_the_graphs_own_scope(client, alice, charlie, quantum) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27: the graph list's Search link (?graph_id=…) answered 400 "This field is required." untyped."""
+    graph = quantum.graph
+    client.force_login(alice)
+    response = client.get("/graphs/search/", {"graph_id": graph.id})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "This field is required" not in html and "Found" not in html
+    assert '<option value="private" selected>' in html and f'value="{graph.id}"' in html
+    assert "Search entities in Quantum" in html
+    found = client.get("/graphs/search/", {"graph_id": graph.id, "query": "qubit", "graph_scope": "private"})
+    body = found.content.decode()
+    assert found.status_code == 200 and "Qubit" in body
+    assert f'href="/graphs/{graph.id}/explore/?entity=' in body  # each hit opens in the explorer
+    assert client.get("/graphs/search/", {"graph_id": graph.id, "query": ""}).status_code == 400  # a blank search
+    client.force_login(charlie)
+    assert client.get("/graphs/search/", {"graph_id": graph.id}).status_code == 404
