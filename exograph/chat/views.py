@@ -118,6 +118,7 @@ def message_view(message: ChatMessage) -> dict[str, Any]:
         "model": message.model_name,
         "engine": message.reasoning_engine,
         "credits": usage.get("credits"),
+        "refunded": bool(usage.get("credits_refunded")),
     }
 
 
