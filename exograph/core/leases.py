@@ -242,17 +242,18 @@ def lease_hold(*, kind: str, subject_id: str, step: str = "", ttl: float | None 
             _hand_off(held, held.next_step)
 
 
-def _hand_off(held: HeldLease, step: str) -> None:
-    """One update from our held lease to the next step's unheld, due one (a fresh count of recoveries)."""
+def _due(step: str, token: uuid.UUID) -> dict[str, object]:
+    """The fields of an unheld lease due at step (fresh count), resumed unless it starts within LEASE_STUCK_SECONDS."""
     now = timezone.now()
+    expires_at = now + timedelta(seconds=_stuck_after())
+    return {"step": step, "holder": "", "token": token, "expires_at": expires_at, "heartbeat_at": now, "recoveries": 0}
+
+
+def _hand_off(held: HeldLease, step: str) -> None:
+    """One update from our held lease to the next step's unheld, due one."""
     token = uuid.uuid4()
     moved = Lease.objects.filter(kind=held.kind, subject_id=held.subject_id, token=held.token).update(
-        step=step,
-        holder="",
-        token=token,
-        expires_at=now + timedelta(seconds=_stuck_after()),
-        heartbeat_at=now,
-        recoveries=0,
+        **_due(step, token)
     )
     held.next_token = token if moved else None
 
@@ -261,18 +262,10 @@ def lease_due(*, kind: str, subject_id: str, step: str) -> uuid.UUID:
     """Record (kind, subject_id) as due at step, unheld, with a fresh count: call it in the transaction that makes
     the work due, before its message is sent. Unless the work starts or `lease_queued` says its message went out
     within LEASE_STUCK_SECONDS, the sweep resumes it. Returns the lease's token (for lease_queued)."""
-    now = timezone.now()
     token = uuid.uuid4()
     with transaction.atomic():
-        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
-        Lease.objects.filter(kind=kind, subject_id=subject_id).update(
-            step=step,
-            holder="",
-            token=token,
-            expires_at=now + timedelta(seconds=_stuck_after()),
-            heartbeat_at=now,
-            recoveries=0,
-        )
+        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=timezone.now())
+        Lease.objects.filter(kind=kind, subject_id=subject_id).update(**_due(step, token))
     return token
 
 

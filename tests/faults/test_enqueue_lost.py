@@ -96,6 +96,18 @@ def _finished(document_id: str, *processes) -> bool:  # type: ignore[no-untyped-
     return Document.objects.get(pk=document_id).status in (DocumentStatus.PROCESSED, DocumentStatus.FAILED)
 
 
+def _processed_once(document_id: str, worker, user) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the document to end: processed, paid exactly once (nothing refunded), balance equal to the ledger."""
+    try:
+        wait_until(lambda: _finished(document_id, worker), timeout=RECOVERY_BOUND, what="the document finished")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the worker's log:\n{worker.log()[-3000:]}") from None
+    document = Document.objects.get(pk=document_id)
+    assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, worker.log()[-3000:])
+    assert _entries(document_id) == [("charge", -document.credits_charged)]
+    assert credit_balance(account=user) == 100 - document.credits_charged == _ledger(user)
+
+
 def test_redis_killed_under_a_finishing_stage_the_next_stage_is_sent_once_it_is_back(
     alice, api_key_for, throwaway_store, start_web, start_worker
 ):
@@ -108,7 +120,7 @@ def test_redis_killed_under_a_finishing_stage_the_next_stage_is_sent_once_it_is_
         f"{web.base}{URL}", json={"text": TEXT, "title": "Lovelace notes"}, headers=headers, timeout=120
     )
     assert response.status_code == 201, response.text
-    document_id, price = response.json()["id"], response.json()["credits_charged"]
+    document_id = response.json()["id"]
     held = Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id=document_id, step=EMBED_TASK).exclude(holder="")
     wait_until(lambda: held.exists() or _finished(document_id, worker), timeout=RUNNING_BOUND, what="embed running")
 
@@ -127,15 +139,8 @@ def test_redis_killed_under_a_finishing_stage_the_next_stage_is_sent_once_it_is_
     assert (document.status, document.stage) == (DocumentStatus.PROCESSING, DocumentStage.EMBED)
 
     throwaway_store.start()  # same data directory: redis-server is back, its queues from the AOF
-    try:
-        wait_until(lambda: _finished(document_id, worker), timeout=RECOVERY_BOUND, what="the document finished")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; the worker's log:\n{worker.log()[-3000:]}") from None
+    _processed_once(document_id, worker, alice)
     recovered_in = time.monotonic() - killed_at
-    document = Document.objects.get(pk=document_id)
-    assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, worker.log()[-3000:])
-    assert _entries(document_id) == [("charge", -price)]  # paid exactly once, nothing refunded
-    assert credit_balance(account=alice) == 100 - price == _ledger(alice)
     wait_until(lambda: not Lease.objects.filter(subject_id=document_id).exists(), timeout=30, what="lease released")
     print(f"redis-server SIGKILLed under a finishing stage: document processed {recovered_in:.1f} s later")
 
@@ -180,19 +185,11 @@ def test_web_killed_between_the_upload_commit_and_its_enqueue_the_sweep_starts_t
         alice, api_key_for, start_web, {**env, **_store_env(throwaway_store), "CELERY_BROKER_URL": silent_broker}
     )
     killed_at = time.monotonic()
-    price = Document.objects.get(pk=document_id).credits_charged
 
     worker = _workers(start_worker, throwaway_store, env)  # what make run's supervisor starts again
-    try:
-        wait_until(lambda: _finished(document_id, worker), timeout=RECOVERY_BOUND, what="the document finished")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; the worker's log:\n{worker.log()[-3000:]}") from None
+    _processed_once(document_id, worker, alice)
     recovered_in = time.monotonic() - killed_at
-    document = Document.objects.get(pk=document_id)
-    assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, worker.log()[-3000:])
     assert "expired; resumed" in worker.log()
-    assert _entries(document_id) == [("charge", -price)]
-    assert credit_balance(account=alice) == 100 - price == _ledger(alice)
     print(f"web SIGKILLed between upload commit and enqueue: document processed {recovered_in:.1f} s later")
 
 
@@ -204,7 +201,6 @@ def test_web_killed_between_the_upload_commit_and_its_enqueue_retry_starts_the_d
     document_id = _upload_hung_then_web_killed(
         alice, api_key_for, start_web, {**env, **_store_env(throwaway_store), "CELERY_BROKER_URL": silent_broker}
     )
-    price = Document.objects.get(pk=document_id).credits_charged
     worker = _workers(start_worker, throwaway_store, env, beat=False)
     web = start_web({**env, **_store_env(throwaway_store)})  # restarted, with its broker
 
@@ -213,11 +209,4 @@ def test_web_killed_between_the_upload_commit_and_its_enqueue_retry_starts_the_d
     )
 
     assert response.status_code == 202, response.text
-    try:
-        wait_until(lambda: _finished(document_id, worker), timeout=RECOVERY_BOUND, what="the document finished")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; the worker's log:\n{worker.log()[-3000:]}") from None
-    document = Document.objects.get(pk=document_id)
-    assert document.status == DocumentStatus.PROCESSED, (document.failure_reason, worker.log()[-3000:])
-    assert _entries(document_id) == [("charge", -price)]  # the retry of a paid document charges nothing
-    assert credit_balance(account=alice) == 100 - price == _ledger(alice)
+    _processed_once(document_id, worker, alice)  # the retry of a paid document charges nothing
