@@ -173,6 +173,27 @@ def _quote_upload(api: httpx.Client, **body: Any) -> int:
     return int(quote.json()["credits_needed"])
 
 
+def _sent_as_quoted(api: httpx.Client, body: dict[str, Any], quoted: int) -> str:
+    """POST the upload the quote was for; it charges the quoted credits at once. Returns the document id."""
+    sent = api.post("/documents/", json=body)
+    assert sent.status_code == 201, sent.text
+    assert sent.json()["credits_charged"] == quoted, sent.json()
+    return str(sent.json()["id"])
+
+
+def _processed_and_charged(j: Journey, api: httpx.Client, doc_id: str, quoted: int, what: str) -> dict[str, Any]:
+    """Wait for the document; processing charged nothing more and refunded nothing: one ledger charge per upload."""
+    doc = until(
+        lambda: _processed(api, doc_id), timeout=PROCESS_SECONDS, what=f"the {what} processed", every=POLL_SECONDS
+    )
+    assert doc["chunk_count"] > 0 and doc["entity_count"] > 0, doc
+    j.balance -= quoted
+    assert _balance(api) == j.balance
+    charges = _charges(api)
+    assert len(charges) == len(j.docs) + 1 and charges[0]["amount"] == -quoted, charges
+    return doc
+
+
 def test_upload_a_pdf_over_rest_charged_as_quoted(step: Journey) -> None:
     j = step
     j.needs("key")
@@ -181,20 +202,8 @@ def test_upload_a_pdf_over_rest_charged_as_quoted(step: Journey) -> None:
     with j.api() as api:
         quoted = _quote_upload(api, **body)
         assert _balance(api) == j.balance, "a quote charges nothing"
-        sent = api.post("/documents/", json=body)
-        assert sent.status_code == 201, sent.text
-        assert sent.json()["credits_charged"] == quoted
-        doc = until(
-            lambda: _processed(api, sent.json()["id"]),
-            timeout=PROCESS_SECONDS,
-            what="the PDF processed",
-            every=POLL_SECONDS,
-        )
-        assert doc["chunk_count"] > 0 and doc["entity_count"] > 0, doc
-        assert _balance(api) == j.balance - quoted, "processing charged nothing more and refunded nothing"
-        assert [-e["amount"] for e in _charges(api)] == [quoted]
-        j.balance -= quoted
-    j.docs["pdf"] = doc
+        doc_id = _sent_as_quoted(api, body, quoted)
+        j.docs["pdf"] = _processed_and_charged(j, api, doc_id, quoted, "PDF")
 
 
 def test_upload_a_docx_over_mcp_stdio_charged_as_quoted(step: Journey, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -218,14 +227,7 @@ def test_upload_a_docx_over_mcp_stdio_charged_as_quoted(step: Journey, tmp_path)
     with j.api() as api:
         listed = api.get("/documents/").json()["results"]
         doc_id = next(d["id"] for d in listed if d["filename"] == path.name)
-        doc = until(
-            lambda: _processed(api, doc_id), timeout=PROCESS_SECONDS, what="the DOCX processed", every=POLL_SECONDS
-        )
-        assert _balance(api) == j.balance - quoted
-        charges = _charges(api)
-        assert len(charges) == 2 and charges[0]["amount"] == -quoted, charges
-        j.balance -= quoted
-    j.docs["docx"] = doc
+        j.docs["docx"] = _processed_and_charged(j, api, doc_id, quoted, "DOCX")
 
 
 def test_upload_a_text_into_the_world_graph_charged_as_quoted(step: Journey) -> None:
@@ -234,20 +236,9 @@ def test_upload_a_text_into_the_world_graph_charged_as_quoted(step: Journey) -> 
     body = {"text": TEXT, "title": TEXT_TITLE, "graph_scope": "world"}
     with j.api() as api:
         quoted = _quote_upload(api, **body)
-        sent = api.post("/documents/", json=body)
-        assert sent.status_code == 201, sent.text
-        assert sent.json()["credits_charged"] == quoted and sent.json()["scope"] == "world"
-        doc = until(
-            lambda: _processed(api, sent.json()["id"]),
-            timeout=PROCESS_SECONDS,
-            what="the text processed",
-            every=POLL_SECONDS,
-        )
-        assert _balance(api) == j.balance - quoted
-        charges = _charges(api)
-        assert len(charges) == 3 and charges[0]["amount"] == -quoted, charges
-        j.balance -= quoted
-    j.docs["text"] = doc
+        doc_id = _sent_as_quoted(api, body, quoted)
+        assert api.get(f"/documents/{doc_id}/").json()["scope"] == "world"
+        j.docs["text"] = _processed_and_charged(j, api, doc_id, quoted, "text")
 
 
 # --- search and explorer ---------------------------------------------------------------------------------------------
