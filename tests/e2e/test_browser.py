@@ -301,8 +301,14 @@ def _logged_in_page(browser, base: str, user: User):  # type: ignore[no-untyped-
     return page
 
 
-def _passages(page) -> list[str]:  # type: ignore[no-untyped-def]
-    return [text.strip() for text in page.locator("#panel-passages li q").all_inner_texts()]
+def _panel_shows(page, name: str, passages: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """The explorer's panel is titled `name` and lists exactly `passages` (any order)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#panel-title")).to_have_text(name)
+    expect(page.locator("#panel-passages q")).to_have_count(len(passages))
+    shown = [text.strip() for text in page.locator("#panel-passages li q").all_inner_texts()]
+    assert sorted(shown) == sorted(passages), (name, shown)
 
 
 def test_explorer_panel_shows_the_selected_entitys_own_passages(live_server_url, quantum_doc, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -319,30 +325,20 @@ def test_explorer_panel_shows_the_selected_entitys_own_passages(live_server_url,
             page.goto(f"{live_server_url}/graphs/{graph.id}/explore/")
             page.get_by_label("Entity").fill("Quantum computing")
             page.get_by_label("Entity").press("Enter")
-            expect(page.locator("#panel-title")).to_have_text("Quantum computing")
-            expect(page.locator("#panel-passages q")).to_have_count(1)
-            assert _passages(page) == [computing]
+            _panel_shows(page, "Quantum computing", [computing])
             # B (Qubit) is on the canvas; selecting it expands it and shows its passages (both chunks name it).
             page.locator("#panel-neighbours button", has_text="Qubit").click()
-            expect(page.locator("#panel-title")).to_have_text("Qubit")
-            expect(page.locator("#panel-passages q")).to_have_count(2)
-            assert sorted(_passages(page)) == sorted([computing, correction])
+            _panel_shows(page, "Qubit", [computing, correction])
             # Back to A, already expanded on the canvas: its own passages, not Qubit's.
             page.locator("#panel-neighbours button", has_text="Quantum computing").click()
-            expect(page.locator("#panel-title")).to_have_text("Quantum computing")
-            expect(page.locator("#panel-passages q")).to_have_count(1)
-            assert _passages(page) == [computing]
+            _panel_shows(page, "Quantum computing", [computing])
             # A node expanded by a 2-hop read but never its centre: its passages are fetched, not left as A's.
             page.get_by_label("Hops").select_option("2")
             page.get_by_label("Entity").fill("Quantum error correction")
             page.get_by_label("Entity").press("Enter")
-            expect(page.locator("#panel-title")).to_have_text("Quantum error correction")
-            expect(page.locator("#panel-passages q")).to_have_count(1)
-            assert _passages(page) == [correction]
+            _panel_shows(page, "Quantum error correction", [correction])
             page.locator("#panel-neighbours button", has_text="Qubit").click()
-            expect(page.locator("#panel-title")).to_have_text("Qubit")
-            expect(page.locator("#panel-passages q")).to_have_count(2)
-            assert sorted(_passages(page)) == sorted([computing, correction])
+            _panel_shows(page, "Qubit", [computing, correction])
             # A passage opens the document viewer at its page with the passage marked.
             link = page.locator("#panel-passages li", has_text="decoherence").get_by_role("link")
             expect(link).to_have_attribute("href", re.compile(rf"^/documents/{document.id}/\?page=2&chunk="))
