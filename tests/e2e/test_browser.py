@@ -280,7 +280,7 @@ def quantum_doc(write_doc):  # type: ignore[no-untyped-def]
     graph = graph_create(actor=dana, name="Quantum", scope=Scope.PRIVATE)
     document = Document.objects.create(
         owner=dana, graph=graph, filename="quantum.pdf", size=1000, content_type="pdf", pages=2,
-        status=DocumentStatus.PROCESSED, credits_charged=7,
+        status=DocumentStatus.PROCESSED, credits_charged=7, entity_count=4, relation_count=3,
     )  # fmt: skip
     write_doc(
         graph, dana, texts=QUANTUM_DOC_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS,
@@ -383,5 +383,10 @@ def test_a_chat_citation_opens_the_viewer_at_the_passage(live_server_url, quantu
             assert quoted.strip() in QUANTUM_DOC_TEXTS[number - 1] or QUANTUM_DOC_TEXTS[number - 1] in quoted
             expect(page.locator(".chunk.cited")).to_be_focused()
             watch.shot("viewer-from-chat")
+            page.set_viewport_size({"width": 360, "height": 780})
+            page.reload()
+            expect(page.locator(".chunk.cited mark")).to_be_in_viewport()
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            watch.shot("phone-viewer")
         finally:
             browser.close()

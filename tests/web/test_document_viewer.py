@@ -175,3 +175,24 @@ def test_search_page_from_a_graph_opens_empty_in_the_graphs_own_scope(client, al
     assert client.get("/graphs/search/", {"graph_id": graph.id, "query": ""}).status_code == 400  # a blank search
     client.force_login(charlie)
     assert client.get("/graphs/search/", {"graph_id": graph.id}).status_code == 404
+
+
+def test_web_upload_message_says_1_page_not_1_pages(client, alice, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from billing.services import credits_grant_admin
+
+    credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/documents/",
+            {"file": SimpleUploadedFile("notes.txt", b"Jane Doe met John Roe in Paris.\n"), "graph_scope": "private"},
+            follow=True,
+        )
+    html = response.content.decode()
+    assert "notes.txt: 1 page, 6 credits." in html and "1 pages" not in html
+    document = Document.objects.get(owner=alice, filename="notes.txt")
+    assert f'<a href="/documents/{document.id}/">notes.txt</a>' in html
+    viewer = client.get(f"/documents/{document.id}/").content.decode()
+    assert "Jane Doe met John Roe in Paris." in viewer and "1 page<" in viewer
