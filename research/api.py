@@ -14,11 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.metering import Meter
+from billing.metering import DryRunField, Meter
+from billing.services import quote_out
 from exograph.core.api import Cursor, ScopeField, actor_of, range_field, validated
-from exograph.core.errors import ValidationError
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 from exograph.core.scope import Scope
+from exograph.documents.serializers import QuoteOutSerializer
 from research.selectors import research_session_get_for_user, research_session_list_for_user
 from research.serializers import research_session_created_out, research_session_out, research_session_summary_out
 from research.services import (
@@ -27,6 +28,7 @@ from research.services import (
     research_export_markdown,
     research_session_cancel,
     research_session_create,
+    research_session_quote,
 )
 
 CREATE_ENDPOINT = "research.create"
@@ -119,6 +121,11 @@ class ResearchCreatedOutSerializer(serializers.Serializer):
     balance = serializers.IntegerField()
 
 
+class ResearchQuoteOutSerializer(QuoteOutSerializer):
+    credits_needed = serializers.IntegerField(help_text="the hold the session would take: budget_credits or the price")
+    model = serializers.CharField()
+
+
 class ResearchPageOutSerializer(serializers.Serializer):
     results = ResearchSummaryOutSerializer(many=True)
     next = serializers.CharField(allow_null=True)
@@ -153,6 +160,10 @@ class ResearchListCreateApi(APIView):
             help_text="at most 50 bare host names like example.com (no scheme, path or port); subdomains too",
         )
         watch = serializers.ChoiceField(choices=["daily", "weekly"], required=False, allow_null=True)
+        dry_run = DryRunField(
+            help_text="true: answer the hold it would take (credits_needed: the budget) and whether it is covered; "
+            "hold and create nothing."
+        )
 
     class ResearchListSerializer(serializers.Serializer):
         graph_scope = ScopeField()
@@ -185,11 +196,17 @@ class ResearchListCreateApi(APIView):
         parameters=[IDEMPOTENCY_KEY_HEADER],
         responses={
             202: ResearchCreatedOutSerializer,
+            200: OpenApiResponse(
+                ResearchQuoteOutSerializer,
+                description="dry_run=true: the quote (credits_needed, balance, covered; refusal when not covered).",
+            ),
             **api_errors(
                 402,
+                403,
                 404,
                 409,
                 422,
+                e403="The API key's monthly credit cap does not cover the budget (key_monthly_cap_reached).",
                 e404="graph_id is not a graph of yours.",
                 e409="A request with this Idempotency-Key is still running.",
             ),
@@ -201,34 +218,37 @@ class ResearchListCreateApi(APIView):
             "the session. Each pipeline step captures its price from the hold and the rest is released at the "
             f"end, on cancel or on failure. Step prices: {_step_prices()}. Without graph_id a research graph named "
             "after the topic is created. watch daily|weekly re-runs the topic on a schedule (each run with its own "
-            "budget, reading only sources it has not read). Send an Idempotency-Key to make retries safe."
+            "budget, reading only sources it has not read). Send an Idempotency-Key to make retries safe; dry_run=true "
+            "quotes the hold (the same checks and decision: the API key's monthly cap, then the balance) and holds "
+            "and creates nothing."
         ),
     )
     def post(self, request: Request) -> Any:
-        """create_research_session: validate (nothing held on bad input), hold, queue; 202."""
+        """create_research_session: validate (nothing held on bad input), hold, queue; 202. dry_run: the quote."""
         data = validated(self.ResearchCreateSerializer, request.data)
         meter = Meter.from_request(request, endpoint=CREATE_ENDPOINT)
+        # The session as asked for: a quote and the real call validate and decide on the same arguments.
+        asked: dict[str, Any] = {
+            "query": data["query"],
+            "budget_credits": data.get("budget_credits"),
+            "graph_id": data.get("graph_id") or None,
+            "scope": Scope(data["graph_scope"]) if data.get("graph_scope") else None,
+            "default_scope": request.graph_scope,  # type: ignore[attr-defined]
+            "model": data.get("model") or "snap",
+            "sources": data.get("sources"),
+            "date_from": data.get("date_from"),
+            "date_to": data.get("date_to"),
+            "excluded_domains": data.get("excluded_domains"),
+            "watch": data.get("watch"),
+        }
         if meter.dry_run:
-            raise ValidationError(
-                "dry_run is not available for research sessions.",
-                code="invalid_dry_run",
-                hint="budget_credits is the most a session spends; leave dry_run out.",
-            )
+            quote = research_session_quote(actor=meter.account, **asked)
+            return Response({**quote_out(quote), "model": asked["model"]})
 
         def perform(meter: Meter) -> tuple[dict[str, Any], int]:
             session = research_session_create(
                 actor=meter.account,
-                query=data["query"],
-                budget_credits=data.get("budget_credits"),
-                graph_id=data.get("graph_id") or None,
-                scope=Scope(data["graph_scope"]) if data.get("graph_scope") else None,
-                default_scope=request.graph_scope,  # type: ignore[attr-defined]
-                model=data.get("model") or "snap",
-                sources=data.get("sources"),
-                date_from=data.get("date_from"),
-                date_to=data.get("date_to"),
-                excluded_domains=data.get("excluded_domains"),
-                watch=data.get("watch"),
+                **asked,
                 hold=lambda amount, reference: meter.hold(amount=amount, reference=reference),
             )
             return research_session_created_out(session), 202

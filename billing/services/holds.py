@@ -2,7 +2,9 @@
 
 A hold moves credits from `balance` to `held` (entry: amount -n, held_change +n); a capture
 spends part of it (amount 0, held_change -p); the release returns what is left (amount +r,
-held_change -r). The Hold row is locked for each step, so captures never exceed the hold.
+held_change -r). The Hold row is locked for each step, so captures never exceed the hold. A capture
+given back later (work that failed through our fault) is a `refund` entry linked to the hold, never more
+than it captured; the release and the refund go back to the API key that held it (billing.services.caps).
 
 Every capture names a stable idempotency key derived from the caller's ids (e.g.
 ``research:<session id>:step:<step id>``), so a retried task captures once. A holder that works
@@ -17,6 +19,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
@@ -93,6 +96,16 @@ def _holder(hold: Hold) -> User:
     return hold.account.user
 
 
+def _held_by(hold: Hold) -> int | None:
+    """The API key a release or refund of this hold gives its credits back to: the key that held it, when it
+    was held this month (an earlier month's spend is closed, billing.services.caps)."""
+    return (
+        CreditEntry.objects.filter(hold=hold, kind=EntryKind.HOLD, created__gte=month_start())
+        .values_list("api_key_id", flat=True)
+        .first()
+    )
+
+
 def _hold_closed() -> Conflict:
     return Conflict("This hold is already released.", code="hold_closed", hint="Open a new hold.")
 
@@ -137,6 +150,44 @@ def credits_capture(*, hold: Hold, amount: int, idempotency_key: str, reference:
     return entry
 
 
+def credits_hold_refund(*, hold: Hold, amount: int, idempotency_key: str, reason: str) -> CreditEntry:
+    """Give back `amount` of what the hold captured (a `refund` entry linked to the hold), once per key: a repeat
+    returns the first refund. Like the release, it is given back to the API key that held it this month, so a
+    refunded step no longer counts against that key's monthly cap (billing.services.caps).
+
+    Raises ValidationError (bad key, amount ≤ 0 or more than was captured and not yet refunded).
+    """
+    _check_amount(amount)
+    caller_key = _check_key(idempotency_key)
+    with transaction.atomic():
+        locked = _locked(hold)
+        user = _holder(locked)
+        key = ledger_key("refund", user.pk, caller_key)
+        existing = _existing(key)
+        if existing is not None:
+            return existing
+        refunded = -int(
+            CreditEntry.objects.filter(hold=locked, kind=EntryKind.REFUND).aggregate(total=Sum("amount"))["total"] or 0
+        )
+        refundable = int(locked.captured) - refunded
+        if amount > refundable:
+            raise ValidationError(
+                f"Cannot refund {amount} credits; {refundable} of this hold's captures are not refunded yet.",
+                code="refund_exceeds_captured",
+                hint=f"Refund at most {refundable}.",
+            )
+        entry = _post(
+            user=user,
+            amount=amount,
+            kind=EntryKind.REFUND,
+            key=key,
+            reference=f"refund of {locked.reference or 'hold'}: {reason}",
+            hold=locked,
+            api_key_id=_held_by(locked),
+        )
+        return _applied(entry, what="refund", user=user)  # a positive change always applies
+
+
 def credits_hold_touch(*, hold: Hold) -> Hold:
     """Mark an open hold as in use (its last activity = now), so the stale-hold sweep skips it.
 
@@ -166,12 +217,6 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
         remaining = locked.remaining
         if remaining > 0:
             holder = _holder(locked)
-            # Given back to the key that held it, when held this month (an earlier month's spend is closed).
-            held_by = (
-                CreditEntry.objects.filter(hold=locked, kind=EntryKind.HOLD, created__gte=month_start())
-                .values_list("api_key_id", flat=True)
-                .first()
-            )
             entry = _post(
                 user=holder,
                 amount=remaining,
@@ -180,7 +225,7 @@ def credits_release(*, hold: Hold, reason: str = "", idle_before: datetime | Non
                 key=f"release:{locked.pk}",
                 reference=reason or locked.reference or "release",
                 hold=locked,
-                api_key_id=held_by,
+                api_key_id=_held_by(locked),
             )
             _applied(entry, what="release", user=holder)
         locked.released = remaining

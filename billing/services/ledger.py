@@ -253,7 +253,12 @@ def credits_quote(*, account: User, action: str, units: int = 1, max_cost: int |
     """What an action would cost and whether this request may spend it (the balance and the API key's monthly
     cap, decided by spend_check as the charge decides it); `refusal` is the error the real call would answer.
     Changes nothing."""
-    cost = price_for(action, units, max_cost=max_cost)
+    return credits_quote_amount(account=account, cost=price_for(action, units, max_cost=max_cost))
+
+
+def credits_quote_amount(*, account: User, cost: int) -> Quote:
+    """credits_quote for a spend whose amount the caller decided (a research session holds its budget): whether
+    this request may spend `cost` now, by spend_check. Changes nothing."""
     refusal: ExoGraphError | None = None
     if cost > 0:
         try:
@@ -261,6 +266,21 @@ def credits_quote(*, account: User, action: str, units: int = 1, max_cost: int |
         except (KeyCapReached, InsufficientCredits) as exc:
             refusal = exc
     return Quote(cost=cost, balance=credit_balance(account=account), covered=refusal is None, refusal=refusal)
+
+
+def quote_out(quote: Quote) -> dict[str, Any]:
+    """The dry-run answer's fields: {dry_run, credits_needed, balance, covered} and, when not covered, `refusal`,
+    the real call's error envelope ({code, message, hint, ...}) word for word."""
+    body: dict[str, Any] = {
+        "dry_run": True,
+        "credits_needed": quote.cost,
+        "balance": quote.balance,
+        "covered": quote.covered,
+    }
+    if quote.refusal is not None:
+        refusal = quote.refusal
+        body["refusal"] = {"code": refusal.code, "message": refusal.message, "hint": refusal.hint, **refusal.extra}
+    return body
 
 
 def _insufficient(*, needed: int, account: User) -> InsufficientCredits:

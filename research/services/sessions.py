@@ -6,8 +6,9 @@ import logging
 import re
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -30,6 +31,9 @@ from research.models import (
     ResearchStep,
     WatchInterval,
 )
+
+if TYPE_CHECKING:
+    from billing.services import Quote
 
 logger = logging.getLogger(__name__)
 
@@ -226,16 +230,93 @@ def _direct_holder(actor: User) -> Holder:
     return hold
 
 
-def _check_balance(*, actor: User, amount: int) -> None:
-    from billing.services import credit_balance
+@dataclass(frozen=True)
+class _Request:
+    """A create request, validated: what the session would be and hold."""
 
-    balance = credit_balance(account=actor)
-    if balance < amount:
-        raise InsufficientCredits(
-            f"This session needs {amount} credits; your balance is {balance}.",
-            hint="Lower budget_credits or buy credits.",
-            extra={"needed": amount, "balance": balance},
-        )
+    topic: str
+    model: str
+    budget: int
+    kinds: list[str]
+    domains: list[str]
+    interval: str
+    graph: Graph | None  # None: a new research graph
+    scope: Scope
+
+
+def _validated(
+    *,
+    actor: User,
+    query: object,
+    budget_credits: object,
+    graph_id: str | None,
+    scope: Scope | None,
+    default_scope: Scope,
+    model: object,
+    sources: object,
+    date_from: date | None,
+    date_to: date | None,
+    excluded_domains: object,
+    watch: object,
+) -> _Request:
+    """research_session_create's input checks (a quote makes the same). Raises ValidationError, NotFound."""
+    topic = _check_query(query)
+    checked_model = _check_model(model)
+    budget = _check_budget(budget_credits, model=checked_model)
+    kinds = _check_sources(sources)
+    domains = list(
+        _check_options(date_from=date_from, date_to=date_to, excluded_domains=excluded_domains).excluded_domains
+    )
+    interval = _check_watch(watch)
+    graph, session_scope = _target_graph(actor=actor, graph_id=graph_id, scope=scope, default_scope=default_scope)
+    return _Request(
+        topic=topic,
+        model=checked_model,
+        budget=budget,
+        kinds=kinds,
+        domains=domains,
+        interval=interval,
+        graph=graph,
+        scope=session_scope,
+    )
+
+
+def research_session_quote(
+    *,
+    actor: User,
+    query: object,
+    budget_credits: object = None,
+    graph_id: str | None = None,
+    scope: Scope | None = None,
+    default_scope: Scope = Scope.PRIVATE,
+    model: object = ResearchModel.SNAP,
+    sources: object = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+    excluded_domains: object = None,
+    watch: object = None,
+) -> Quote:
+    """What research_session_create would decide about money, without holding or creating anything: the hold
+    it would take (the budget, default the model's price) and whether this request may spend it (the API
+    key's monthly cap, then the balance: the decision create takes); `refusal` is create's 403 or 402.
+    Raises what create raises on bad input (ValidationError, NotFound)."""
+    from billing.services import credits_quote_amount
+
+    checked = _validated(
+        actor=actor,
+        query=query,
+        budget_credits=budget_credits,
+        graph_id=graph_id,
+        scope=scope,
+        default_scope=default_scope,
+        model=model,
+        sources=sources,
+        date_from=date_from,
+        date_to=date_to,
+        excluded_domains=excluded_domains,
+        watch=watch,
+    )
+    return credits_quote_amount(account=actor, cost=checked.budget)
 
 
 def research_session_create(
@@ -256,42 +337,52 @@ def research_session_create(
     watch_of: ResearchSession | None = None,
 ) -> ResearchSession:
     """Validate, hold the budget, create the session `pending` (and, without graph_id, its research graph),
-    queue the pipeline on commit. Raises ValidationError (400), NotFound (404 graph), InsufficientCredits (402);
-    on any error nothing is held or written."""
-    topic = _check_query(query)
-    checked_model = _check_model(model)
-    budget = _check_budget(budget_credits, model=checked_model)
-    kinds = _check_sources(sources)
-    domains = list(
-        _check_options(date_from=date_from, date_to=date_to, excluded_domains=excluded_domains).excluded_domains
+    queue the pipeline on commit. Raises ValidationError (400), NotFound (404 graph), KeyCapReached (403: the
+    API key's monthly cap), InsufficientCredits (402); on any error nothing is held or written."""
+    from billing.services import credits_quote_amount
+
+    checked = _validated(
+        actor=actor,
+        query=query,
+        budget_credits=budget_credits,
+        graph_id=graph_id,
+        scope=scope,
+        default_scope=default_scope,
+        model=model,
+        sources=sources,
+        date_from=date_from,
+        date_to=date_to,
+        excluded_domains=excluded_domains,
+        watch=watch,
     )
-    interval = _check_watch(watch)
-    graph, session_scope = _target_graph(actor=actor, graph_id=graph_id, scope=scope, default_scope=default_scope)
-    _check_balance(actor=actor, amount=budget)
+    topic, budget, graph, interval = checked.topic, checked.budget, checked.graph, checked.interval
+    refusal = credits_quote_amount(account=actor, cost=budget).refusal  # the quote's decision (the hold re-checks)
+    if refusal is not None:
+        raise refusal
     session_id = uuid.uuid4()
     holder = hold or _direct_holder(actor)
     credit_hold = holder(budget, f"research {session_id}")
     created_graph = None
     try:
         if graph is None:
-            graph = created_graph = _research_graph(actor=actor, topic=topic, scope=session_scope)
+            graph = created_graph = _research_graph(actor=actor, topic=topic, scope=checked.scope)
         with transaction.atomic():
             session = ResearchSession.objects.create(
                 id=session_id,
                 owner=actor,
                 topic=topic,
-                model=checked_model,
-                scope=session_scope,
+                model=checked.model,
+                scope=checked.scope,
                 graph=graph,
                 graph_name=graph.name,
                 graph_created=created_graph is not None,
                 budget_credits=budget,
                 hold=credit_hold,
                 options={
-                    "sources": kinds,
+                    "sources": checked.kinds,
                     "date_from": date_from.isoformat() if date_from else None,
                     "date_to": date_to.isoformat() if date_to else None,
-                    "excluded_domains": domains,
+                    "excluded_domains": checked.domains,
                 },
                 watch=interval if watch_of is None else "",
                 watch_of=watch_of,
@@ -456,21 +547,17 @@ def _kept_reads(session: ResearchSession) -> tuple[int, int]:
 def _refund_captured(session: ResearchSession, *, reason: str) -> None:
     """Give back what the failed session's steps captured, but for the reads it delivered; say so in error.
     Runs inside _close's transaction, after the hold's release (no step can capture any more)."""
-    from billing.models import EntryKind
-    from billing.services.ledger import credits_grant
+    from billing.services import credits_hold_refund
 
     hold = Hold.objects.filter(pk=session.hold_id).first() if session.hold_id else None
-    captured = int(hold.captured) if hold is not None else int(session.credits_spent)
+    captured = int(hold.captured) if hold is not None else 0  # a session's hold is never deleted (its entries)
     kept, sources = _kept_reads(session) if captured else (0, 0)
     kept = min(kept, captured)
     refunded = captured - kept
-    if refunded > 0:
-        credits_grant(
-            account=session.owner,
-            amount=refunded,
-            kind=EntryKind.REFUND,
-            key=f"research-refund:{session.id}",
-            reference=f"refund of research {session.id}: failed",
+    if hold is not None and refunded > 0:
+        # A refund of the hold's captures: given back to the API key that held it too (its monthly cap).
+        credits_hold_refund(
+            hold=hold, amount=refunded, idempotency_key=f"research-refund:{session.id}", reason="research failed"
         )
     if kept:
         plural = "source" if sources == 1 else "sources"

@@ -20,6 +20,9 @@ DOCUMENTS = "/api/v1/documents/"
 RESEARCH = "/api/v1/research/"
 CHAT_PONDER = {"message": "Which rivers feed the delta?", "model": "ponder"}  # 10 credits
 TEXT_UPLOAD = {"text": "The delta is fed by two rivers.", "title": "Rivers"}  # 5 + 1 page = 6 credits
+RESEARCH_40 = {"query": "How sediment builds a river delta", "budget_credits": 40}  # holds its budget: 40 credits
+PAID = [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6), (RESEARCH, RESEARCH_40, 40)]
+PAID_IDS = ["chat", "upload", "research"]
 
 
 def _client(user: Any, *, cap: int | None) -> APIClient:
@@ -29,7 +32,7 @@ def _client(user: Any, *, cap: int | None) -> APIClient:
     return client
 
 
-@pytest.mark.parametrize(("path", "body", "price"), [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6)])
+@pytest.mark.parametrize(("path", "body", "price"), PAID, ids=PAID_IDS)
 def test_a_quote_past_the_keys_monthly_cap_is_not_covered_and_names_what_the_charge_answers(
     alice, fund, path, body, price
 ):
@@ -48,20 +51,33 @@ def test_a_quote_past_the_keys_monthly_cap_is_not_covered_and_names_what_the_cha
     assert_ledger_whole(alice)
 
 
-@pytest.mark.parametrize(("path", "body", "price"), [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6)])
+@pytest.mark.parametrize(("path", "body", "price"), PAID, ids=PAID_IDS)
 def test_a_quote_within_the_cap_and_balance_is_covered_and_says_no_refusal(alice, fund, path, body, price):
     fund(alice, 100)
     quote = _client(alice, cap=price).post(path, {**body, "dry_run": True}, format="json").json()
     assert quote["covered"] is True and "refusal" not in quote
 
 
-def test_a_quote_past_the_balance_names_the_402_the_charge_answers(alice, fund):
-    fund(alice, 5)
+@pytest.mark.parametrize(("path", "body", "price"), PAID, ids=PAID_IDS)
+def test_a_quote_past_the_balance_names_the_402_the_charge_answers(alice, fund, path, body, price):
+    fund(alice, price - 1)
     client = _client(alice, cap=None)
-    quote = client.post(MESSAGES, {**CHAT_PONDER, "dry_run": True}, format="json").json()
-    real = client.post(MESSAGES, CHAT_PONDER, format="json")
+    quote = client.post(path, {**body, "dry_run": True}, format="json").json()
+    real = client.post(path, body, format="json")
     assert quote["covered"] is False and real.status_code == 402
     assert quote["refusal"] == real.json()["error"]
+
+
+@pytest.mark.parametrize(("path", "body", "price"), PAID, ids=PAID_IDS)
+def test_past_both_the_keys_cap_and_the_balance_the_quote_and_the_real_call_name_the_cap_first(
+    alice, fund, path, body, price
+):
+    fund(alice, price - 1)
+    client = _client(alice, cap=price - 2)
+    quote = client.post(path, {**body, "dry_run": True}, format="json").json()
+    real = client.post(path, body, format="json")
+    assert real.status_code == 403 and quote["covered"] is False
+    assert quote["refusal"] == real.json()["error"] and quote["refusal"]["code"] == "key_monthly_cap_reached"
 
 
 def test_credits_quote_asks_the_keys_cap_as_the_charge_does(alice, fund):
@@ -74,7 +90,7 @@ def test_credits_quote_asks_the_keys_cap_as_the_charge_does(alice, fund):
     assert credits_quote(account=alice, action="chat.snap").covered is True  # no key: the web UI
 
 
-QUOTING = [(MESSAGES, CHAT_PONDER), (DOCUMENTS, TEXT_UPLOAD)]
+QUOTING = [(MESSAGES, CHAT_PONDER), (DOCUMENTS, TEXT_UPLOAD), (RESEARCH, RESEARCH_40)]
 TRUE_FORMS = [
     ("json-true", {"dry_run": True}, ""),
     ("text-true", {"dry_run": "true"}, ""),
@@ -83,7 +99,7 @@ TRUE_FORMS = [
 ]
 
 
-@pytest.mark.parametrize(("path", "body"), QUOTING, ids=["chat", "upload"])
+@pytest.mark.parametrize(("path", "body"), QUOTING, ids=PAID_IDS)
 @pytest.mark.parametrize(("form", "extra", "query"), TRUE_FORMS, ids=[form[0] for form in TRUE_FORMS])
 def test_every_quoting_endpoint_reads_dry_run_the_same_ways(alice, alice_client, fund, path, body, form, extra, query):
     fund(alice, 100)
@@ -110,8 +126,19 @@ def test_a_dry_run_that_is_no_boolean_is_the_same_400_on_every_paid_endpoint(ali
     assert response.json()["error"]["code"] == "invalid_dry_run"
 
 
-def test_research_reads_a_json_boolean_dry_run_as_the_others_do(alice, alice_client):
-    # Research does not quote (budget_credits is its most), and says so for every form of dry_run=true.
-    for body in ({"dry_run": True}, {"dry_run": "1"}):
-        response = alice_client.post(RESEARCH, {"query": "rivers of the delta", **body}, format="json")
-        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_dry_run"
+def test_a_covered_research_quote_is_the_hold_the_real_call_takes_and_holds_nothing(alice, fund):
+    from billing.models import Hold
+    from research.models import ResearchSession
+
+    fund(alice, 100)
+    client = _client(alice, cap=40)  # exactly the budget: covered
+    quote = client.post(RESEARCH, {**RESEARCH_40, "dry_run": True}, format="json")
+    assert quote.status_code == 200, quote.content
+    assert quote.json() == {"dry_run": True, "credits_needed": 40, "balance": 100, "covered": True, "model": "snap"}
+    assert not Hold.objects.exists() and not ResearchSession.objects.exists()
+    assert credit_balance(account=alice) == 100
+    real = client.post(RESEARCH, RESEARCH_40, format="json")
+    assert real.status_code == 202, real.content
+    assert real.json()["credits_held"] == quote.json()["credits_needed"] == Hold.objects.get().amount
+    assert real.json()["balance"] == 60
+    assert_ledger_whole(alice)

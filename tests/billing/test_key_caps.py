@@ -11,7 +11,7 @@ from billing.models import CreditEntry, EntryKind
 from billing.services import credit_balance, credits_charge, credits_hold, credits_refund, credits_release
 from billing.services.caps import KeyCapReached, key_spent_this_month, month_start, next_month_start, spending_key
 from exograph.accounts.services import api_key_create, api_key_update
-from exograph.core.errors import InsufficientCredits
+from exograph.core.errors import InsufficientCredits, ValidationError
 from tests.billing.conftest import assert_ledger_whole, run_concurrently
 from tests.factories import UserFactory
 
@@ -118,6 +118,31 @@ def test_holds_count_in_full_and_their_release_gives_back_the_rest(alice, fund):
     credits_release(hold=hold, reason="done")  # in a task: no key current, still the key's release
     assert key_spent_this_month(key_ids=[key.pk]) == {key.pk: 25}
     assert credit_balance(account=alice) == 175
+    assert_ledger_whole(alice)
+
+
+def test_a_refund_of_a_holds_captures_gives_the_key_its_cap_back(alice, fund):
+    # A hold spent in full (e.g. a research session's steps), then refunded because the work failed on our side:
+    # the key may spend its whole cap again, and the refund never gives back more than was captured.
+    from billing.services import credits_capture, credits_hold_refund
+
+    fund(alice, 100)
+    key = _key(alice, cap=30)
+    with spending_key(key_id=key.pk, capped=True):
+        hold = credits_hold(account=alice, amount=30, idempotency_key="session-1")
+    credits_capture(hold=hold, amount=20, idempotency_key="step1")
+    credits_release(hold=hold, reason="failed")  # in a task: no key current
+    assert key_spent_this_month(key_ids=[key.pk]) == {key.pk: 20}
+    with pytest.raises(ValidationError) as too_much:
+        credits_hold_refund(hold=hold, amount=21, idempotency_key="r", reason="failed")
+    assert too_much.value.code == "refund_exceeds_captured"
+    refund = credits_hold_refund(hold=hold, amount=20, idempotency_key="r", reason="failed")
+    assert credits_hold_refund(hold=hold, amount=20, idempotency_key="r", reason="failed").pk == refund.pk  # once
+    assert (refund.kind, refund.amount, refund.api_key_id, refund.hold_id) == (EntryKind.REFUND, 20, key.pk, hold.pk)
+    assert key_spent_this_month(key_ids=[key.pk]) == {key.pk: 0}
+    with spending_key(key_id=key.pk, capped=True):
+        credits_hold(account=alice, amount=30, idempotency_key="session-2")  # the whole cap again
+    assert credit_balance(account=alice) == 70
     assert_ledger_whole(alice)
 
 

@@ -78,29 +78,29 @@ def _nothing_held(user, graphs_before: int) -> None:  # type: ignore[no-untyped-
     assert Graph.objects.filter(owner=user).count() == graphs_before
 
 
-@pytest.mark.parametrize(
-    ("payload", "status", "code"),
-    [
-        ({"query": ""}, 400, "invalid_query"),
-        ({"query": "  "}, 400, "invalid_query"),
-        ({"query": "ab"}, 400, "invalid_query"),
-        ({"query": "x" * 20_000}, 400, "invalid_query"),
-        ({"query": "quantum", "budget_credits": 0}, 400, "invalid_budget"),
-        ({"query": "quantum", "budget_credits": -5}, 400, "invalid_budget"),
-        ({"query": "quantum", "budget_credits": 30.5}, 400, "invalid"),
-        ({"query": "quantum", "budget_credits": 29}, 400, "invalid_budget"),
-        ({"query": "quantum", "budget_credits": 101}, 402, "insufficient_credits"),
-        ({"query": "quantum", "model": "ponder", "budget_credits": 50}, 400, "invalid_budget"),
-        ({"query": "quantum", "model": "huge"}, 400, "invalid_model"),
-        ({"query": "quantum", "graph_id": "graph_nope"}, 404, "graph_not_found"),
-        ({"query": "quantum", "sources": ["tv"]}, 400, "invalid_sources"),
-        ({"query": "quantum", "sources": []}, 400, "invalid_sources"),
-        ({"query": "quantum", "excluded_domains": ["not a domain"]}, 400, "invalid_domain"),
-        ({"query": "quantum", "date_from": "2024-02-01", "date_to": "2024-01-01"}, 400, "invalid_date_range"),
-        ({"query": "quantum", "date_from": "yesterday"}, 400, "invalid"),
-        ({"query": "quantum", "watch": "hourly"}, 400, "invalid"),
-    ],
-)
+BAD_INPUT = [
+    ({"query": ""}, 400, "invalid_query"),
+    ({"query": "  "}, 400, "invalid_query"),
+    ({"query": "ab"}, 400, "invalid_query"),
+    ({"query": "x" * 20_000}, 400, "invalid_query"),
+    ({"query": "quantum", "budget_credits": 0}, 400, "invalid_budget"),
+    ({"query": "quantum", "budget_credits": -5}, 400, "invalid_budget"),
+    ({"query": "quantum", "budget_credits": 30.5}, 400, "invalid"),
+    ({"query": "quantum", "budget_credits": 29}, 400, "invalid_budget"),
+    ({"query": "quantum", "budget_credits": 101}, 402, "insufficient_credits"),
+    ({"query": "quantum", "model": "ponder", "budget_credits": 50}, 400, "invalid_budget"),
+    ({"query": "quantum", "model": "huge"}, 400, "invalid_model"),
+    ({"query": "quantum", "graph_id": "graph_nope"}, 404, "graph_not_found"),
+    ({"query": "quantum", "sources": ["tv"]}, 400, "invalid_sources"),
+    ({"query": "quantum", "sources": []}, 400, "invalid_sources"),
+    ({"query": "quantum", "excluded_domains": ["not a domain"]}, 400, "invalid_domain"),
+    ({"query": "quantum", "date_from": "2024-02-01", "date_to": "2024-01-01"}, 400, "invalid_date_range"),
+    ({"query": "quantum", "date_from": "yesterday"}, 400, "invalid"),
+    ({"query": "quantum", "watch": "hourly"}, 400, "invalid"),
+]
+
+
+@pytest.mark.parametrize(("payload", "status", "code"), BAD_INPUT)
 def test_bad_input_is_a_clear_error_and_holds_nothing(alice_client, alice, funded, payload, status, code):
     before = Graph.objects.filter(owner=alice).count()
     response = alice_client.post(URL, payload, format="json")
@@ -108,6 +108,59 @@ def test_bad_input_is_a_clear_error_and_holds_nothing(alice_client, alice, funde
     error = response.json()["error"]
     assert error["code"] == code and error["message"]
     _nothing_held(alice, before)
+
+
+@pytest.mark.parametrize(("payload", "status", "code"), BAD_INPUT)
+def test_a_dry_run_of_bad_input_answers_what_the_real_call_answers(alice_client, alice, funded, payload, status, code):
+    before = Graph.objects.filter(owner=alice).count()
+    quote = alice_client.post(URL, {**payload, "dry_run": True}, format="json")
+    real = alice_client.post(URL, payload, format="json")
+    assert real.status_code == status
+    if status == 402:  # a quote past the balance is an answer: not covered, refused as the real call is
+        assert quote.status_code == 200 and quote.json()["covered"] is False
+        assert quote.json()["refusal"] == real.json()["error"]
+    else:  # invalid input is the same error either way
+        assert (quote.status_code, quote.json()) == (real.status_code, real.json())
+    _nothing_held(alice, before)
+
+
+@pytest.mark.parametrize(
+    ("payload", "needed"),
+    [
+        ({}, 30),
+        ({"budget_credits": 45}, 45),
+        ({"model": "ponder"}, 100),
+        ({"model": "ponder", "budget_credits": 100.0}, 100),
+        ({"graph_scope": "world", "sources": ["paper"], "excluded_domains": ["example.com"], "watch": "weekly"}, 30),
+    ],
+)
+@pytest.mark.parametrize("form", ["json", "text", "query"])
+def test_dry_run_quotes_the_hold_the_real_call_then_takes(alice_client, alice, funded, payload, needed, form):
+    body = {"query": "quantum error correction", **payload}
+    path = URL + ("?dry_run=true" if form == "query" else "")
+    if form != "query":
+        body["dry_run"] = True if form == "json" else "1"
+    before = Graph.objects.filter(owner=alice).count()
+    quote = alice_client.post(path, body, format="json")
+    assert quote.status_code == 200, quote.json()
+    model = payload.get("model", "snap")
+    assert quote.json() == {"dry_run": True, "credits_needed": needed, "balance": 100, "covered": True, "model": model}
+    _nothing_held(alice, before)
+    body.pop("dry_run", None)
+    real = alice_client.post(URL, body, format="json")
+    assert real.status_code == 202, real.json()
+    assert real.json()["credits_held"] == needed == Hold.objects.get().amount
+    assert real.json()["balance"] == credit_balance(account=alice) == 100 - needed
+
+
+def test_a_dry_run_into_a_graph_of_yours_quotes_and_anothers_graph_is_the_real_404(alice_client, charlie, funded):
+    charlies = graph_create(actor=charlie, name="Charlie's", scope="private")
+    mine = graph_create(actor=funded, name="Mine", scope="private")
+    quote = alice_client.post(URL, {"query": "quantum", "graph_id": mine.id, "dry_run": True}, format="json")
+    assert quote.status_code == 200 and quote.json()["covered"] is True
+    foreign = alice_client.post(URL, {"query": "quantum", "graph_id": charlies.id, "dry_run": True}, format="json")
+    assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "graph_not_found"
+    assert not Hold.objects.exists() and not ResearchSession.objects.exists()
 
 
 @pytest.mark.parametrize(

@@ -82,3 +82,24 @@ def test_a_session_failed_by_the_users_doing_keeps_its_steps_paid(alice, fund, q
     session.refresh_from_db()
     assert session.error == "The target graph was deleted."
     assert credit_balance(account=alice) == 100 - session.credits_spent == _ledger(alice)
+
+
+def test_a_refunded_session_gives_its_credits_back_to_the_api_keys_monthly_cap(alice, fund, quantum_world, monkeypatch):
+    from billing.services.caps import key_spent_this_month, spending_key
+    from exograph.accounts.services import api_key_create
+
+    def crash(self, lists):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr("research.services.pipeline._Run.select", crash)
+    fund(alice, 100)
+    key = api_key_create(actor=alice, name="agent", monthly_credit_cap=30).key
+    with spending_key(key_id=key.pk, capped=True):
+        failed = research_session_create(actor=alice, query="quantum error correction with surface codes")
+    failed.refresh_from_db()
+    assert failed.status == ResearchStatus.FAILED and failed.credits_spent == 0
+    # the 5 credits its steps captured were refunded to the account and to the key that held them
+    assert key_spent_this_month(key_ids=[key.pk]) == {key.pk: 0}
+    monkeypatch.undo()
+    with spending_key(key_id=key.pk, capped=True):
+        research_session_create(actor=alice, query="decoders for surface codes", budget_credits=30)  # the whole cap
