@@ -208,3 +208,19 @@ def test_concurrent_holds_and_charges_of_one_capped_key_never_overrun_its_cap(fu
     assert 50 - 7 < spent <= 50
     assert credit_balance(account=user) == 1000 - spent
     assert_ledger_whole(user)
+
+
+def test_a_chat_message_the_documents_do_not_answer_is_refunded_to_the_keys_cap_too(alice, fund):
+    # Over REST with a capped key: an unanswered message is refunded, so the key may ask again and again.
+    from rest_framework.test import APIClient
+
+    fund(alice, 100)
+    created = api_key_create(actor=alice, name="agent", monthly_credit_cap=3)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.secret}")
+    for question in ("Who won the 1986 world cup?", "Which river is the longest in Peru?"):
+        response = client.post("/api/v1/chat/messages/", {"message": question}, format="json")
+        assert response.status_code == 201, response.json()
+        assert response.json()["usage"]["credits_refunded"] == 3
+    assert key_spent_this_month(key_ids=[created.key.pk]) == {created.key.pk: 0}
+    assert credit_balance(account=alice) == 100
