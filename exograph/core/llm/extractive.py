@@ -224,8 +224,10 @@ def _all_stems(text: str) -> frozenset[str]:
 
 
 def _found(name: str, text: str) -> bool:
-    """Every word of name (stemmed) occurs in text."""
-    words = [w for w in _NAME_WORD.findall(name.casefold()) if w not in _STOP and w not in _CONNECTORS]
+    """Every word of name (stemmed; a possessive 's dropped) occurs in text."""
+    words = [
+        re.sub(r"['’]s$", "", w) for w in _NAME_WORD.findall(name.casefold()) if w not in _STOP and w not in _CONNECTORS
+    ]
     have = _all_stems(text)
     return bool(words) and all(_stem(w) in have for w in words)
 
@@ -258,7 +260,7 @@ def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None
     ]
     if similarity is not None and scored:
         # Only the sentences sharing words with the query, plus the first of the evidence, are embedded.
-        pool = sorted(scored, key=lambda s: (-s.words, s.position))[:24]
+        pool = sorted(scored, key=lambda s: (-s.words, s.position))[:16]
         for sentence, value in zip(pool, similarity(query, [s.text for s in pool]), strict=True):
             sentence.meaning = max(0.0, float(value))
     return sorted(scored, key=lambda s: (-s.score, s.position))
@@ -401,7 +403,7 @@ def _families(text: str) -> list[frozenset[str]]:
 
 
 def _follow_chain(
-    question: str, sentences: list[_Sentence], kind: str, similarity: Similarity | None
+    question: str, sentences: list[_Sentence], kind: str, ranked: list[_Sentence]
 ) -> tuple[str, list[_Sentence]] | None:
     """The far end of a two-link chain and its two sentences (second link first), or None.
 
@@ -414,7 +416,7 @@ def _follow_chain(
     question_stems = _stems(question)
     question_families = _families(question)
     best: tuple[float, str, list[_Sentence]] | None = None
-    for rank, first in enumerate(_score(sentences, question, similarity)[:3]):
+    for rank, first in enumerate(ranked[:3]):
         if first.words <= 0 or (asked_names and not any(_found(name, first.text) for name in asked_names)):
             continue  # the first link names what the question names
         first_families = _families(first.text)
@@ -527,7 +529,7 @@ def extract_answer(
         return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     kind = _answer_type(question)
     either = _either(question, ranked) if " or " in question and kind != "number" else None
-    chain = _follow_chain(question, sentences, kind, similarity) if kind != "yesno" and either is None else None
+    chain = _follow_chain(question, sentences, kind, ranked) if kind != "yesno" and either is None else None
     if either is not None:
         chain = None
     short = ""
