@@ -345,7 +345,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Chat benchmark (make bench-chat)",
         "",
-        f"Model snap, provider {results['provider']}; development questions"
+        f"Model snap, provider {results['provider']}; "
+        + ("validation (HippoRAG train) questions" if results.get("split") == "validation" else "development questions")
         + (f" (first {results['limit']} per dataset)." if results.get("limit") else "."),
         f"Total run time {results.get('total_seconds', 0)} s on {results['machine']}.",
         "",

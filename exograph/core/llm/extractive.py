@@ -95,7 +95,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "locate located based headquartered headquarters situated lies host hosts hosted home",
     )
 )
-RELEVANCE_MIN = 0.34  # the best sentence's match below which the evidence does not answer (tuned, bench/chat.py)
+RELEVANCE_MIN = 0.3  # the best sentence's match below which the evidence does not answer (tuned, bench/chat.py)
 NAME_COVERAGE_MIN = 0.5  # share of the question's names and figures the evidence must hold
 CHAIN_MIN = 0.25  # the second link's match to the outer relation below which the chain is not followed
 
