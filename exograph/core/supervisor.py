@@ -427,13 +427,14 @@ class Supervisor:
         """Stop every service, last started first (each by its own stop steps): with make run's order the web
         first, then beat, then the worker while the broker still answers, the store last."""
         for state in reversed(self._states):
-            began = time.monotonic()
+            began, running = time.monotonic(), state.service.record() is not None
             try:
                 state.service.stop(hurry=hurry)
             except Exception as exc:  # noqa: BLE001 (keep stopping the others)
                 say(f"stopping {state.service.name} failed: {type(exc).__name__}: {exc}")
             else:
-                say(f"{state.service.name} stopped ({time.monotonic() - began:.1f} s)")
+                if running:
+                    say(f"{state.service.name} stopped ({time.monotonic() - began:.1f} s)")
         self._release_watchdog()
 
     def _schedule_restart(self, state: _State, now: float) -> None:
