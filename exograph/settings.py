@@ -329,13 +329,13 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # is resumed or failed+refunded by the sweep, which runs every LEASE_SWEEP_SECONDS.
 LEASE_TTL_SECONDS = max(3.0, env_float("EXOGRAPH_LEASE_TTL", default=30.0))
 LEASE_SWEEP_SECONDS = max(1.0, env_float("EXOGRAPH_LEASE_SWEEP", default=15.0))
-
-# --- REST API ----------------------------------------------------------------------------
 # Work recorded as due (an upload's first stage, a stage's next one) whose message was not sent within this bound
 # (the process died, the broker was down), or active work with no lease and no progress this long, is resumed by
 # the sweep; after LEASE_MAX_RECOVERIES resumptions of the same step it is failed and refunded instead.
 LEASE_STUCK_SECONDS = max(1.0, env_float("EXOGRAPH_LEASE_STUCK", default=30.0))
 LEASE_MAX_RECOVERIES = env_int("EXOGRAPH_LEASE_MAX_RECOVERIES", default=2, minimum=0)
+
+# --- REST API ----------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
