@@ -312,12 +312,6 @@ def test_chat_rag_cites_the_docx(step: Journey) -> None:
     j.rag_answer = answer
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="main's extractive answer joins the waiter's sentence to another case's 'He will gain €970' (another "
-    "passage's pronoun) and answers €970 where the DOCX says €825; a change to core/llm/extractive.py in progress "
-    "answers €825: make this a plain assertion when it lands",
-)
 def test_chat_rag_answer_gives_the_waiters_own_gain(step: Journey) -> None:
     j = step
     j.needs("rag_answer")
