@@ -93,6 +93,7 @@ from billing.services.ledger import (
     credits_quote,
     credits_refund,
     ledger_key,
+    quote_out,
 )
 from exograph.accounts.models import User
 from exograph.core.api import actor_of, error_body
@@ -252,15 +253,7 @@ class Meter:
         balance and the API key's monthly cap, decided as the charge decides them); when not covered, `refusal`
         is the error the real call would answer. Changes nothing."""
         quote = credits_quote(account=self.account, action=action, units=units, max_cost=max_cost)
-        body: dict[str, Any] = {
-            "dry_run": True,
-            "credits_needed": quote.cost,
-            "balance": quote.balance,
-            "covered": quote.covered,
-        }
-        if quote.refusal is not None:
-            refusal = quote.refusal
-            body["refusal"] = {"code": refusal.code, "message": refusal.message, "hint": refusal.hint, **refusal.extra}
+        body = quote_out(quote)
         body.update(extra or {})
         return Response(body, status=200)
 
