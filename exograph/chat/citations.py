@@ -11,7 +11,7 @@ cited sentences whose evidence holds all of them. An answer citing no real evide
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,3 +149,45 @@ def citations_check(*, answer: str, evidence: Mapping[int, str]) -> CitationChec
         support_score=round(supported / factual, 3) if factual else (1.0 if cited else 0.0),
         grounded=bool(cited),
     )
+
+
+# A marker as the answer writes it ([3] or [1, 4]) and the start of one still streaming ("[1, ").
+_RENUMBER_MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_OPEN_MARKER = re.compile(r"\[[\d,\s]{0,40}")
+
+
+class CitationRenumbering:
+    """Renumber a turn's evidence from `start` in order of first citation while the answer streams, so the
+    streamed text carries the numbers the stored answer will (numbers not in `own`, an earlier turn's,
+    stay). `feed` returns what can be sent now (a marker cut between two pieces is held back until it
+    closes); `finish` returns the rest. Feeding a whole answer gives the same numbers as streaming it."""
+
+    def __init__(self, *, own: Iterable[int], start: int) -> None:
+        self.own = set(own)
+        self.mapping: dict[int, int] = {}
+        self._next = start
+        self._pending = ""
+
+    def _rewrite(self, match: re.Match[str]) -> str:
+        numbers = [int(n) for n in match.group(1).split(",")]
+        for n in numbers:
+            if n in self.own and n not in self.mapping:
+                self.mapping[n] = self._next
+                self._next += 1
+        return "[" + ", ".join(str(self.mapping.get(n, n)) for n in numbers) + "]"
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        self._pending = ""
+        cut = text.rfind("[")
+        if cut != -1 and _OPEN_MARKER.fullmatch(text, cut):
+            text, self._pending = text[:cut], text[cut:]
+        return _RENUMBER_MARKER.sub(self._rewrite, text)
+
+    def finish(self) -> str:
+        text, self._pending = self._pending, ""
+        return _RENUMBER_MARKER.sub(self._rewrite, text)
+
+    def whole(self, text: str) -> str:
+        """Renumber a whole answer (feed then finish)."""
+        return self.feed(text) + self.finish()

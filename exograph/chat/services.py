@@ -10,7 +10,6 @@ answer deletes in its own transaction; a lease left behind expires and the perio
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from django.db.models import F
 
 from billing.services import credit_balance, credits_refund, earnings_record
 from exograph.accounts.models import User
-from exograph.chat.citations import citations_check
+from exograph.chat.citations import CitationRenumbering, citations_check
 from exograph.chat.events import ChatStream
 from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
@@ -347,26 +346,16 @@ def _similarity() -> Similarity | None:
     return similarity
 
 
-_CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-
-
 def _renumber(answer: str, items: list[dict[str, Any]], start: int) -> tuple[str, list[dict[str, Any]]]:
     """This turn's items renumbered from start in order of first citation (the uncited after them, in the
-    order the model saw them), and the answer's markers rewritten to match. Numbers of earlier turns stay."""
-    own = {int(item["n"]) for item in items}
-    order: list[int] = []
-    for match in _CITE.finditer(answer):
-        order.extend(int(n) for n in match.group(1).split(",") if int(n) in own and int(n) not in order)
-    order.extend(int(item["n"]) for item in items if int(item["n"]) not in order)
-    mapping = {old: start + index for index, old in enumerate(order)}
-
-    def rewrite(match: re.Match[str]) -> str:
-        numbers = [int(n) for n in match.group(1).split(",")]
-        return "[" + ", ".join(str(mapping.get(n, n)) for n in numbers) + "]"
-
+    order the model saw them), and the answer's markers rewritten to match, as they were streamed
+    (CitationRenumbering). Numbers of earlier turns stay."""
+    renumbering = CitationRenumbering(own=(int(item["n"]) for item in items), start=start)
+    text = renumbering.whole(answer)
+    order = list(renumbering.mapping)
+    order.extend(int(item["n"]) for item in items if int(item["n"]) not in renumbering.mapping)
     by_n = {int(item["n"]): item for item in items}
-    renumbered = [{**by_n[old], "n": mapping[old]} for old in order]
-    return _CITE.sub(rewrite, answer), renumbered
+    return text, [{**by_n[old], "n": start + index} for index, old in enumerate(order)]
 
 
 def _reserve_numbers(session: ChatSession | None, count: int) -> int:
@@ -445,7 +434,17 @@ def _send(
     items = [{"n": start + i, **item} for i, item in enumerate(found.items)]
     history = _history(session=plan.session, budget=min(settings.CHAT_HISTORY_TOKENS, context_tokens_for(plan.model)))
     stream.status("generating")
-    generated = _generate(plan=plan, items=items, history=history, on_token=sink, stream=stream)
+    # The text streams with the numbers the stored answer gets (1..n in order of first citation), not the
+    # retrieval's: a client never sees [3] streamed and [2] in chat.done for the same item.
+    streamed = CitationRenumbering(own=(int(item["n"]) for item in items), start=start)
+
+    def renumbered(piece: str) -> None:
+        if out := streamed.feed(piece):
+            sink(out)
+
+    generated = _generate(plan=plan, items=items, history=history, on_token=renumbered, stream=stream)
+    if tail := streamed.finish():
+        sink(tail)
     stream.flush()
     text, items = _renumber(generated["text"], items, start)
     known = {**_prior_evidence(plan.session), **{item["n"]: item for item in items}}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exograph.chat.citations import citations_check
+from exograph.chat.citations import CitationRenumbering, citations_check
 
 EVIDENCE = {
     1: "Acme Corp was founded in 1999 by Ada Lovelace.",
@@ -52,3 +52,24 @@ def test_trailing_zeros_do_not_matter_and_spelled_numbers_are_not_figures_found(
     assert citations_check(answer="Initech cost 2.8 billion [2].", evidence=EVIDENCE).unsupported == []
     check = citations_check(answer="Acme Corp had two founders in 1999 and 2 offices [1].", evidence=EVIDENCE)
     assert check.unsupported and check.unsupported[0]["figures"] == ["2"]
+
+
+def test_a_streamed_answer_carries_the_numbers_of_the_whole_answer_even_when_a_marker_is_cut() -> None:
+    answer = "Acme Corp [7][5]: Acme acquired Pico [5, 7], which makes the BL-9 [7]. Earlier [2]. Odd [x] and [9"
+    pieces = [
+        "Acme Corp [",
+        "7][",
+        "5]: Acme acquired Pico [5,",
+        " 7], which makes the BL-9 [7",
+        "]. Earlier [2]",
+        ". Odd [x] and [9",
+    ]
+    streaming = CitationRenumbering(own=[5, 6, 7], start=5)
+    streamed = "".join(streaming.feed(piece) for piece in pieces) + streaming.finish()
+    whole = CitationRenumbering(own=[5, 6, 7], start=5)
+    assert streamed == whole.whole(answer)
+    # 7 is cited first, so it becomes 5; an earlier turn's [2] and text that is no marker stay as they were.
+    assert (
+        streamed == "Acme Corp [5][6]: Acme acquired Pico [6, 5], which makes the BL-9 [5]. Earlier [2]. Odd [x] and [9"
+    )
+    assert streaming.mapping == whole.mapping == {7: 5, 5: 6}

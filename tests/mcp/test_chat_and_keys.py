@@ -138,14 +138,25 @@ def test_a_read_only_key_searches_but_its_upload_and_chat_are_refused_naming_its
 
 def test_a_capped_keys_chat_past_the_cap_is_refused_with_what_is_left(live_server_asgi, alice, fund):
     fund(alice, 50)
+    # The note is uploaded with another key: the capped key spends only on chat. The first question is
+    # one the note answers (an answer the documents don't hold is refunded and would not count).
+    uploader = api_key_create(actor=alice, name="uploader").secret
+
+    async def upload(mcp, out) -> None:  # type: ignore[no-untyped-def]
+        out["upload"] = await mcp.call_tool("upload_document", {"file_content_base64": NOTE, "filename": "quokka.docx"})
+
+    uploaded = _story(live_server_asgi.url, uploader, upload)
+    assert not uploaded["upload"].is_error, text_of(uploaded["upload"])  # type: ignore[attr-defined]
+    after_upload = credit_balance(account=alice)
     capped = api_key_create(actor=alice, name="agent", monthly_credit_cap=5).secret
 
     async def steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
-        out["first"] = await mcp.call_tool("send_chat_message", {"message": "What is a quokka?"})
-        out["second"] = await mcp.call_tool("send_chat_message", {"message": "And a wombat?"})
+        out["first"] = await mcp.call_tool("send_chat_message", {"message": QUESTION, "reasoning_engine": "graph"})
+        out["second"] = await mcp.call_tool("send_chat_message", {"message": "What does the foundation fund?"})
 
     out = _story(live_server_asgi.url, capped, steps)
     assert not out["first"].is_error, text_of(out["first"])  # type: ignore[attr-defined]
+    assert out["first"].structured_content["grounded"] is True  # type: ignore[attr-defined]
     second = out["second"]
     assert second.is_error  # type: ignore[attr-defined]
     assert (
@@ -153,4 +164,4 @@ def test_a_capped_keys_chat_past_the_cap_is_refused_with_what_is_left(live_serve
         "and this needs 3. Raise the key's monthly cap on the API keys page" in text_of(second)
     )
     assert "(HTTP 403, key_monthly_cap_reached)" in text_of(second)
-    assert credit_balance(account=alice) == 47
+    assert credit_balance(account=alice) == after_upload - 3
