@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,14 +12,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from billing.metering import Meter
+from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from research.models import ResearchModel, WatchInterval
 from research.selectors import research_session_get_for_user, research_session_list_for_user
-from research.serializers import research_session_out
+from research.serializers import research_session_created_out, research_session_out
 from research.services import research_session_cancel, research_session_create
 
+WEB_CREATE_ENDPOINT = "research.create.web"
 SOURCE_CHOICES = [("paper", "Papers"), ("article", "Articles"), ("local", "World Graph")]
 
 
@@ -30,6 +35,7 @@ class ResearchForm(forms.Form):
         choices=SOURCE_CHOICES, initial=[c for c, _ in SOURCE_CHOICES], widget=forms.CheckboxSelectMultiple
     )
     watch = forms.ChoiceField(choices=[("", "No"), *WatchInterval.choices], required=False, label="Re-run")
+    form_token = FormTokenField()  # a double submit of this form starts one session and holds once
 
 
 def _user(request: HttpRequest) -> User:
@@ -43,21 +49,30 @@ def research_list(request: HttpRequest) -> HttpResponse:
     form = ResearchForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
+
+        def perform(meter: Meter) -> tuple[dict[str, Any], int]:
             session = research_session_create(
-                actor=user,
+                actor=meter.account,
                 query=data["query"],
                 budget_credits=data.get("budget_credits"),
                 scope=Scope(data["graph_scope"]),
                 model=data["model"],
                 sources=list(data["sources"]),
                 watch=data.get("watch") or None,
+                hold=lambda amount, reference: meter.hold(amount=amount, reference=reference),
             )
+            return research_session_created_out(session), 202
+
+        try:
+            outcome = metered_form_run(request, account=user, endpoint=WEB_CREATE_ENDPOINT, perform=perform)
         except ExoGraphError as exc:
             messages.error(request, f"{exc.message} {exc.hint}".strip())
         else:
-            messages.success(request, f"Research started: {session.budget_credits} credits held.")
-            return redirect("research:detail", session_id=session.id)
+            if outcome.replayed:
+                messages.info(request, "This research was already started by this form; nothing more was held.")
+            else:
+                messages.success(request, f"Research started: {outcome.body['credits_held']} credits held.")
+            return redirect("research:detail", session_id=outcome.body["id"])
     page = Paginator(research_session_list_for_user(user=user, scope=None), 20).get_page(request.GET.get("page"))
     return render(request, "research/list.html", {"form": form, "page": page})
 

@@ -30,6 +30,7 @@ from exograph.documents.serializers import (
 from exograph.documents.services import (
     UPLOAD_ACTION,
     document_cancel,
+    document_charge_metered,
     document_create,
     document_delete,
     document_retry,
@@ -47,14 +48,6 @@ from exograph.documents.validation import (
 
 UPLOAD_ENDPOINT = "documents.upload"
 RETRY_ENDPOINT = "documents.retry"
-
-
-def _meter_charger(meter: Meter) -> Any:
-    def charge(units: int, reference: str) -> str:
-        meter.charge(action=UPLOAD_ACTION, units=units, reference=reference)
-        return meter.charge_key
-
-    return charge
 
 
 def _free_quote(meter: Meter, extra: dict[str, Any]) -> Response:
@@ -292,7 +285,7 @@ class DocumentListCreateApi(APIView):
             return meter.quote_response(action=UPLOAD_ACTION, units=prepared.inspection.pages, extra=extra)
 
         def perform(m: Meter) -> tuple[dict[str, Any], int]:
-            document, created = document_create(actor=m.account, prepared=prepared, charge=_meter_charger(m))
+            document, created = document_create(actor=m.account, prepared=prepared, charge=document_charge_metered(m))
             if not created:
                 return document_out(document, status="unchanged"), 200
             return document_out(document), 201
@@ -364,7 +357,9 @@ class DocumentRetryApi(APIView):
             return _free_quote(meter, {})
 
         def perform(m: Meter) -> tuple[dict[str, Any], int]:
-            retried, _charged = document_retry(actor=m.account, document_id=document_id, charge=_meter_charger(m))
+            retried, _charged = document_retry(
+                actor=m.account, document_id=document_id, charge=document_charge_metered(m)
+            )
             return document_out(retried), 202
 
         return cast(Response, meter.run(perform))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -13,13 +14,17 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
+from billing.metering import Meter
+from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
+from exograph.documents.serializers import document_out
 from exograph.documents.services import (
     document_cancel,
     document_charge_direct,
+    document_charge_metered,
     document_create,
     document_delete,
     document_retry,
@@ -28,10 +33,13 @@ from exograph.documents.services import (
 from exograph.documents.validation import EXTENSIONS, size_check, upload_validate
 from exograph.graphs.selectors import document_contents_read
 
+WEB_UPLOAD_ENDPOINT = "documents.upload.web"
+
 
 class UploadForm(forms.Form):
     file = forms.FileField()
     graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE)
+    form_token = FormTokenField()  # a double submit of this form uploads and charges once
 
 
 def pages_label(pages: int) -> str:
@@ -54,22 +62,30 @@ def document_list(request: HttpRequest) -> HttpResponse:
             size_check(int(upload_file.size or 0))
             upload = upload_validate(filename=upload_file.name, data=upload_file.read())
             prepared = document_upload_prepare(actor=user, upload=upload, scope=Scope(form.cleaned_data["graph_scope"]))
-            document, created = document_create(
-                actor=user,
-                prepared=prepared,
-                charge=document_charge_direct(actor=user, key=f"web-upload:{uuid.uuid4().hex}"),
-            )
+
+            def perform(meter: Meter) -> tuple[dict[str, Any], int]:
+                document, created = document_create(
+                    actor=meter.account, prepared=prepared, charge=document_charge_metered(meter)
+                )
+                return document_out(document, status=None if created else "unchanged"), 201 if created else 200
+
+            outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, perform=perform)
         except ExoGraphError as exc:
             messages.error(request, f"{exc.message} {exc.hint}".strip())
             return redirect("documents:list")
         else:
-            if created:
+            doc = outcome.body
+            if outcome.replayed:
+                messages.info(
+                    request, f"{doc['filename']} was already uploaded by this form; nothing more was charged."
+                )
+            elif outcome.status == 201:
                 messages.success(
                     request,
-                    f"{document.filename}: {pages_label(document.pages)}, {document.credits_charged} credits. Processing…",
+                    f"{doc['filename']}: {pages_label(doc['pages'])}, {doc['credits_charged']} credits. Processing…",
                 )
             else:
-                messages.info(request, f"{document.filename} is already in that graph; nothing was charged.")
+                messages.info(request, f"{doc['filename']} is already in that graph; nothing was charged.")
             return redirect("documents:list")
     page = Paginator(document_list_for_user(user=user), 25).get_page(request.GET.get("page"))
     context = {

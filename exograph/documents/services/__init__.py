@@ -43,6 +43,7 @@ from exograph.documents.services.text import document_text_ingest, text_upload_b
 from exograph.documents.services.upload import (
     PreparedUpload,
     document_charge_direct,
+    document_charge_metered,
     document_create,
     document_upload_prepare,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "PreparedUpload",
     "document_cancel",
     "document_charge_direct",
+    "document_charge_metered",
     "document_create",
     "document_delete",
     "document_refund_unprocessed",

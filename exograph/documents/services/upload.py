@@ -6,6 +6,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
@@ -31,6 +32,9 @@ from exograph.documents.services.state import (
 )
 from exograph.documents.validation import UploadedFile, text_decode, text_units
 from exograph.graphs.models import Graph, GraphKind
+
+if TYPE_CHECKING:
+    from billing.metering import Meter
 
 logger = logging.getLogger(__name__)
 
@@ -153,5 +157,16 @@ def document_charge_direct(*, actor: User, key: str) -> Charger:
     def charge(units: int, reference: str) -> str:
         credits_charge(account=actor, action=UPLOAD_ACTION, units=units, idempotency_key=key, reference=reference)
         return key
+
+    return charge
+
+
+def document_charge_metered(meter: Meter) -> Charger:
+    """A Charger through a billing Meter (the REST upload and the web upload form): the charge is the meter's,
+    so an Idempotency-Key (or the web form's token) replays it instead of charging again."""
+
+    def charge(units: int, reference: str) -> str:
+        meter.charge(action=UPLOAD_ACTION, units=units, reference=reference)
+        return meter.charge_key
 
     return charge
