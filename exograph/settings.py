@@ -529,7 +529,7 @@ ARXIV_MIN_INTERVAL_SECONDS = env_float("ARXIV_MIN_INTERVAL_SECONDS", default=3.0
 WIKIPEDIA_API_URL = env_str("WIKIPEDIA_API_URL", "")  # e.g. https://en.wikipedia.org/w/api.php
 RESEARCH_SOURCE_TIMEOUT_SECONDS = env_float("RESEARCH_SOURCE_TIMEOUT_SECONDS", default=15.0)  # per read
 RESEARCH_SOURCE_MAX_BYTES = env_int("RESEARCH_SOURCE_MAX_BYTES", default=5_000_000, minimum=1024)  # one reply
-RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=50_000, minimum=500)  # text of one source
+RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=60_000, minimum=500)  # text of one source
 RESEARCH_SOURCE_MAX_RESULTS = env_int("RESEARCH_SOURCE_MAX_RESULTS", default=20, minimum=1)  # hits per search
 
 # --- Research (research/) ---------------------------------------------------------------
@@ -548,7 +548,6 @@ RESEARCH_SUBQUERIES = {"snap": 3, "ponder": 5}  # sub-questions planned (the top
 RESEARCH_MAX_SOURCES = {"snap": 8, "ponder": 16}  # sources read at most per run (the budget may stop sooner)
 RESEARCH_HITS_PER_QUERY = env_int("RESEARCH_HITS_PER_QUERY", default=5, minimum=1)
 RESEARCH_MAX_SOURCE_REQUESTS = env_int("RESEARCH_MAX_SOURCE_REQUESTS", default=60, minimum=1)
-RESEARCH_SOURCE_MAX_CHARS = env_int("RESEARCH_SOURCE_MAX_CHARS", default=60_000, minimum=500)
 RESEARCH_QUERY_MAX_CHARS = 2000
 RESEARCH_QUERY_MIN_CHARS = 3
 # The report waits this long for its sources' ingest (another queue) before it is written from what is ready.
