@@ -17,6 +17,7 @@ from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
+from exograph.sources.registry import kinds_available
 from research.models import ResearchModel, WatchInterval
 from research.selectors import research_session_get_for_user, research_session_list_for_user
 from research.serializers import research_session_created_out, research_session_out
@@ -24,6 +25,19 @@ from research.services import research_session_cancel, research_session_create
 
 WEB_CREATE_ENDPOINT = "research.create.web"
 SOURCE_CHOICES = [("paper", "Papers"), ("article", "Articles"), ("local", "World Graph")]
+SOURCE_NEEDS = {"paper": "ARXIV_API_URL", "article": "WIKIPEDIA_API_URL or WEB_SEARCH_URL"}
+
+
+class SourcesWidget(forms.CheckboxSelectMultiple):
+    """Checkboxes whose unavailable sources are disabled (the form sets `unavailable`)."""
+
+    unavailable: frozenset[str] = frozenset()
+
+    def create_option(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option: dict[str, Any] = super().create_option(*args, **kwargs)
+        if option["value"] in self.unavailable:
+            option["attrs"]["disabled"] = True
+        return option
 
 
 class ResearchForm(forms.Form):
@@ -31,11 +45,23 @@ class ResearchForm(forms.Form):
     budget_credits = forms.IntegerField(required=False, label="Budget (credits)", help_text="snap 30+, ponder 100+")
     model = forms.ChoiceField(choices=ResearchModel.choices, initial=ResearchModel.SNAP)
     graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE, label="Scope")
-    sources = forms.MultipleChoiceField(
-        choices=SOURCE_CHOICES, initial=[c for c, _ in SOURCE_CHOICES], widget=forms.CheckboxSelectMultiple
-    )
+    sources = forms.MultipleChoiceField(choices=SOURCE_CHOICES, widget=SourcesWidget)
     watch = forms.ChoiceField(choices=[("", "No"), *WatchInterval.choices], required=False, label="Re-run")
     form_token = FormTokenField()  # a double submit of this form starts one session and holds once
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Sources this server cannot read (no API configured: offline) are marked "(unavailable)", disabled and not
+        ticked, as the chat page marks its web engine; the server would skip them anyway (adapters_for)."""
+        super().__init__(*args, **kwargs)
+        available = kinds_available()
+        field = self.fields["sources"]
+        assert isinstance(field, forms.MultipleChoiceField) and isinstance(field.widget, SourcesWidget)  # noqa: S101
+        field.choices = [(v, label if available[v] else f"{label} (unavailable)") for v, label in SOURCE_CHOICES]
+        field.initial = [v for v, _ in SOURCE_CHOICES if available[v]]
+        field.widget.unavailable = frozenset(v for v, _ in SOURCE_CHOICES if not available[v])
+        missing = [f"{label} need {SOURCE_NEEDS[v]}" for v, label in SOURCE_CHOICES if not available[v]]
+        if missing:
+            field.help_text = f"Unavailable on this server: {'; '.join(missing)} (not configured)."
 
 
 def _user(request: HttpRequest) -> User:

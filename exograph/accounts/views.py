@@ -22,7 +22,11 @@ from billing.selectors import credit_summary_for_user, earnings_total_for_user, 
 from billing.services.caps import key_spent_this_month
 from exograph.accounts.emails import password_reset_tokens
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
-from exograph.accounts.selectors import api_key_list_for_user, user_signup_credits_received
+from exograph.accounts.selectors import (
+    api_key_list_for_user,
+    first_run_checklist_for_user,
+    user_signup_credits_received,
+)
 from exograph.accounts.services import (
     account_delete,
     api_key_create,
@@ -155,7 +159,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome to ExoGraph. We sent a link to {user.email}: open it to get started.")
+            # No message here: the verification banner (accounts/_verify_banner.html) says where the link went.
             return redirect("accounts:dashboard")
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -164,13 +168,23 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """The landing page for visitors; the dashboard (balance, documents, earnings, usage) once logged in."""
     if not request.user.is_authenticated:
         return render(
-            request, "landing.html", {"prices": _price_rows(), "packs": pack_list(), "mcp": _mcp_configs(request)}
+            request,
+            "landing.html",
+            {
+                "prices": _price_rows(),
+                "packs": pack_list(),
+                "mcp": _mcp_configs(request),
+                "signup_credits": settings.BILLING_SIGNUP_CREDITS,
+            },
         )
     user = request.user
     summary = credit_summary_for_user(actor=user)  # type: ignore[arg-type]
     usage = usage_daily_for_user(actor=user, days=30)  # type: ignore[arg-type]
+    checklist = first_run_checklist_for_user(user=user)  # type: ignore[arg-type]
     context = {
         "summary": summary,
+        "checklist": checklist,
+        "checklist_left": sum(not step["done"] for step in checklist),
         "documents": list(document_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
         "chat_sessions": list(chat_session_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
         "research_sessions": list(research_session_list_for_user(user=user, scope=None)[:5]),  # type: ignore[arg-type]

@@ -14,6 +14,19 @@ KINDS = ("paper", "article", "local")
 _ALIASES = {"papers": "paper", "articles": "article"}
 
 
+def kinds_available() -> dict[str, bool]:
+    """Which source kinds this server can read, by the same settings adapters_for reads: papers need ARXIV_API_URL,
+    articles WIKIPEDIA_API_URL or a web search (WEB_SEARCH_URL, as the chat's web engine); local always works. The
+    web research form ticks and offers only these (the chat page marks its web engine the same way)."""
+    from exograph.sources.search import web_search_configured
+
+    return {
+        "paper": bool(settings.ARXIV_API_URL),
+        "article": bool(settings.WIKIPEDIA_API_URL) or web_search_configured(),
+        "local": True,
+    }
+
+
 def adapters_for(kinds: Sequence[str]) -> list[SourceAdapter]:
     """The adapters for kinds (paper | article | local; none given = all): arxiv for papers when
     ARXIV_API_URL is set, wikipedia (WIKIPEDIA_API_URL) and web (WEB_SEARCH_URL) for articles, local (the

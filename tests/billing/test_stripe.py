@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -86,7 +87,11 @@ def test_purchases_disabled_without_stripe(alice_client, client, alice, settings
     assert error["code"] == "purchases_disabled" and "administrator" in error["hint"]
     client.force_login(alice)
     page = client.get("/billing/")
-    assert b"Purchases are disabled" in page.content and b'name="pack"' not in page.content
+    html = page.content.decode()
+    assert "Purchases are disabled" in html and "Stripe is not configured" in html  # the reason
+    # The packs are still shown (what one would buy), their buttons disabled.
+    buttons = re.findall(r'<button type="submit" id="buy-[^"]+"[^>]*>', html)
+    assert buttons and all(" disabled" in b for b in buttons)
 
 
 # --- webhooks ------------------------------------------------------------------------------
