@@ -15,7 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-_MARKER = re.compile(r"\s?\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\]")
+# A citation marker: [3], [1, 4], [2-5] (a range of at most CITATION_RANGE_MAX + 1 numbers), mixed.
+CITATION_MARKER = re.compile(r"\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\]")
+CITATION_RANGE_MAX = 100
+_MARKER = re.compile(r"\s?" + CITATION_MARKER.pattern)  # with the space before it (cut out with the marker)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _FIGURE = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])")
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
@@ -54,13 +57,16 @@ class CitationCheck:
         }
 
 
-def _numbers(spec: str) -> list[int]:
+def citation_numbers(spec: str) -> list[int]:
+    """The numbers a marker's inside cites ("1, 3-5" -> [1, 3, 4, 5]): the one parser of citation markers (the
+    answer check here and the chat page's links). A reversed range or one spanning more than CITATION_RANGE_MAX
+    cites nothing. Pure."""
     out: list[int] = []
     for part in spec.split(","):
         bounds = re.split(r"[-–]", part.strip())
         if len(bounds) == 2:
             low, high = int(bounds[0]), int(bounds[1])
-            if low <= high and high - low <= 100:
+            if low <= high and high - low <= CITATION_RANGE_MAX:
                 out.extend(range(low, high + 1))
         else:
             out.append(int(bounds[0]))
@@ -107,7 +113,7 @@ def citations_check(*, answer: str, evidence: Mapping[int, str]) -> CitationChec
     invalid: list[int] = []
 
     def keep_valid(match: re.Match[str]) -> str:
-        numbers = _numbers(match.group(1))
+        numbers = citation_numbers(match.group(1))
         valid = [n for n in numbers if n in evidence]
         invalid.extend(n for n in numbers if n not in evidence)
         return f" [{', '.join(str(n) for n in dict.fromkeys(valid))}]" if valid else ""
@@ -120,7 +126,7 @@ def citations_check(*, answer: str, evidence: Mapping[int, str]) -> CitationChec
     for sentence in (part.strip() for part in _SENTENCE.split(cleaned)):
         if not sentence:
             continue
-        numbers = [n for m in _MARKER.finditer(sentence) for n in _numbers(m.group(1))]
+        numbers = [n for m in _MARKER.finditer(sentence) for n in citation_numbers(m.group(1))]
         cited.extend(numbers)
         figures = figures_in(sentence)
         names = names_in(sentence)

@@ -7,7 +7,6 @@ and idempotency are the API's; the answer streams in over the events socket (exo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +21,7 @@ from django.views.decorators.http import require_POST
 
 from billing.services import credit_balance
 from exograph.accounts.models import User
+from exograph.chat.citations import CITATION_MARKER, citation_numbers
 from exograph.chat.models import ChatEngine, ChatMessage, ChatModel, ChatRole, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user, chat_session_list_for_user
 from exograph.chat.services import chat_session_delete, chat_session_rename
@@ -31,7 +31,6 @@ from exograph.documents.selectors import document_view_url
 from exograph.graphs.selectors import graph_list_for_user
 
 SESSIONS_PER_PAGE = 30
-_MARKER = re.compile(r"\[(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\]")
 
 
 class RenameForm(forms.Form):
@@ -44,25 +43,14 @@ def _user(request: HttpRequest) -> User:
     return user
 
 
-def _numbers(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        bounds = [int(b) for b in re.split(r"[-–]", part.strip()) if b.strip()]
-        if len(bounds) == 2 and 0 < bounds[1] - bounds[0] < 50:
-            out.extend(range(bounds[0], bounds[1] + 1))
-        else:
-            out.extend(bounds[:1])
-    return out
-
-
 def answer_segments(text: str, *, known: set[int]) -> list[dict[str, Any]]:
     """The answer as text runs and citation markers (numbers with evidence become links). Pure."""
     segments: list[dict[str, Any]] = []
     position = 0
-    for match in _MARKER.finditer(text):
+    for match in CITATION_MARKER.finditer(text):
         if match.start() > position:
             segments.append({"text": text[position : match.start()]})
-        numbers = [n for n in _numbers(match.group(1)) if n in known]
+        numbers = [n for n in citation_numbers(match.group(1)) if n in known]
         segments.append({"cite": numbers} if numbers else {"text": match.group(0)})
         position = match.end()
     if position < len(text):

@@ -7,6 +7,7 @@ import re
 import pytest
 from django.test import Client
 
+from exograph.chat.citations import citations_check
 from exograph.chat.models import ChatSession
 from exograph.chat.views import answer_segments
 from exograph.core.scope import Scope
@@ -44,6 +45,21 @@ def answered(alice, alice_client, write_doc, fund):  # type: ignore[no-untyped-d
     ).json()
     assert body["evidence"], body
     return body
+
+
+@pytest.mark.parametrize("marker", ["[1-60]", "[3-101]", "[2-103]", "[9-4]", "[1, 55-70]"])
+def test_the_page_links_the_numbers_the_answer_check_counts_as_cited(marker):
+    """One parser (chat/citations.py): the page capped a range at 50 numbers, the check at 101 (issue 24)."""
+    evidence = {n: f"Passage {n} about surface codes." for n in range(1, 121)}
+    check = citations_check(answer=f"Surface codes protect qubits {marker}.", evidence=evidence)
+    segments = answer_segments(f"Surface codes protect qubits {marker}.", known=set(evidence))
+    linked = [n for segment in segments for n in segment.get("cite", [])]
+    assert linked == check.cited
+
+
+def test_a_range_of_60_is_linked_whole():
+    segments = answer_segments("Qubits [1-60].", known=set(range(1, 61)))
+    assert segments[1] == {"cite": list(range(1, 61))}
 
 
 def test_answer_segments_link_known_numbers_only():
