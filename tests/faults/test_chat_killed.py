@@ -26,6 +26,9 @@ from exograph.chat.models import ChatMessage
 from exograph.chat.services import CHAT_LEASE
 from exograph.core.leases import leases_sweep
 from exograph.core.models import Lease
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.services import graph_create
 from tests.fakes.llm_chat import FakeOpenAIChatServer
 from tests.faults.conftest import database_url, wait_until
 
@@ -33,6 +36,15 @@ pytestmark = [pytest.mark.faults]
 
 URL = "/api/v1/chat/messages/"
 PRICE = 3  # snap
+BABBAGE_TEXTS = [
+    "Charles Babbage designed the Analytical Engine, a mechanical general-purpose computer, in 1837.",
+    "Ada Lovelace wrote the first program for the Analytical Engine, computing Bernoulli numbers.",
+]
+BABBAGE_ENTITIES = [
+    ("Charles Babbage", "person", "English mathematician and engineer."),
+    ("Analytical Engine", "machine", "A mechanical general-purpose computer."),
+    ("Ada Lovelace", "person", "English mathematician."),
+]
 
 
 def _ledger(user) -> int:  # type: ignore[no-untyped-def]
@@ -139,9 +151,12 @@ def test_web_killed_mid_generation_the_sweep_refunds_the_unanswered_charge(
 
 @pytest.mark.django_db(transaction=True)
 def test_an_answered_message_keeps_its_charge_and_a_failed_one_is_refunded_leaving_no_lease(
-    alice, alice_client, settings
+    alice, alice_client, settings, write_doc
 ):
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
+    # The documents answer the question: an answer they do not hold would be refunded by design (honest grounding).
+    graph = graph_create(actor=alice, name="Babbage notes", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=BABBAGE_TEXTS, entities=BABBAGE_ENTITIES)
     with FakeOpenAIChatServer() as provider:
         settings.CHAT_PROVIDER = "openai"
         settings.LLM_BASE_URL = provider.base_url
@@ -149,9 +164,12 @@ def test_an_answered_message_keeps_its_charge_and_a_failed_one_is_refunded_leavi
         settings.CHAT_SNAP_MODEL = "fast-model"
         settings.LLM_TIMEOUT_SECONDS = 2.0
         settings.LLM_MAX_RETRIES = 0
-        provider.queue("Charles Babbage designed it.")
-        answered = alice_client.post(URL, {"message": "Who designed the Analytical Engine?"}, format="json")
+        provider.queue("Charles Babbage designed the Analytical Engine [1].")
+        answered = alice_client.post(
+            URL, {"message": "Who designed the Analytical Engine?", "graph_id": str(graph.id)}, format="json"
+        )
         assert answered.status_code == 201, answered.json()
+        assert answered.json()["grounded"] is True, answered.json()
         assert not Lease.objects.filter(kind=CHAT_LEASE).exists()
         provider.fail_next(503, {"error": {"message": "overloaded"}})
         failed = alice_client.post(URL, {"message": "And who programmed it?"}, format="json")
@@ -160,3 +178,4 @@ def test_an_answered_message_keeps_its_charge_and_a_failed_one_is_refunded_leavi
     assert leases_sweep() == {}  # nothing left for the sweep: the answered charge stays paid
     assert _entries(alice) == [("charge", -PRICE), ("charge", -PRICE), ("refund", PRICE)]
     assert credit_balance(account=alice) == 100 - PRICE == _ledger(alice)
+    store.store_drop(f"exo:{graph.id}")
