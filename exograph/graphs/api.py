@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from exograph.core.api import Pagination, ScopeField, actor_of, range_field, request_scope, validated
 from exograph.core.schema import api_errors
+from exograph.graphs.export import EXPORT_FORMATS, graph_export
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import (
     MAX_EXPLORE_HOPS,
@@ -287,3 +291,50 @@ class GraphExploreApi(APIView):
             user=actor_of(request), graph_id=graph_id, entity=data["entity"], hops=data["hops"], limit=data["limit"]
         )
         return Response(ExploreOutSerializer(view).data)
+
+
+class GraphExportApi(APIView):
+    @extend_schema(
+        operation_id="graphs_export",
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                OpenApiParameter.QUERY,
+                required=True,
+                enum=list(EXPORT_FORMATS),
+                description="graphml (entities as nodes, relations as edges), jsonl (one record per line: graph, "
+                "document, entity, relation, passage), csv (one table with a `record` column) or jsonld "
+                "(inline @context).",
+            )
+        ],
+        responses={
+            **{
+                (200, content_type.split(";")[0]): OpenApiResponse(
+                    OpenApiTypes.OBJECT if fmt == "jsonld" else OpenApiTypes.BINARY,
+                    description="The graph, streamed: entities (name, type, description, aliases), typed relations "
+                    "with provenance (document ids, chunk ids, pages) and, in jsonl, the passages; never embeddings. "
+                    "The World Graph (graph id `world`) exports only your own contributions. Free: no credits.",
+                )
+                for fmt, (content_type, _) in EXPORT_FORMATS.items()
+            },
+            **api_errors(
+                400,
+                403,
+                404,
+                e400="Unknown format (the message lists the accepted ones).",
+                e403="Another account's shared graph: only your own graphs export.",
+            ),
+        },
+        summary="Export a graph (GraphML, JSON Lines, CSV, JSON-LD), streamed",
+    )
+    def get(self, request: Request, graph_id: str) -> StreamingHttpResponse:
+        export = graph_export(user=actor_of(request), graph_id=graph_id, fmt=request.query_params.get("format"))
+        response = StreamingHttpResponse(export.chunks, content_type=export.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+        response["X-Export-Scope"] = "contributions" if export.contributor is not None else "graph"
+        return response
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[BaseRenderer, str]:
+        """`?format=` names the export's format here, not a DRF renderer: errors stay JSON envelopes."""
+        return super().perform_content_negotiation(request, force=True)

@@ -37,6 +37,7 @@ from exograph.graphs.store.core import (  # noqa: F401
 from exograph.graphs.store.reads import (  # noqa: F401
     store_alias_names,
     store_chunk_mention_names,
+    store_chunk_places,
     store_chunk_text_hits,
     store_chunk_titles,
     store_chunk_vector_hits,
@@ -47,6 +48,10 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_entity_find,
     store_entity_key_hits,
     store_entity_passages,
+    store_export_document_chunks,
+    store_export_documents,
+    store_export_entities,
+    store_export_relations,
     store_name_chunks,
     store_passages,
     store_related,

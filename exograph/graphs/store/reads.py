@@ -503,3 +503,119 @@ def store_entity_degrees(store_name: str, ids: Sequence[str]) -> dict[str, int]:
         {"ids": list(ids)},
     )
     return {r[0]: int(r[1] or 0) for r in rows}
+
+
+# --- export (graphs/export.py): pages in id order, never the whole graph ---------------------------
+# Each page reads the nodes after the last id of the previous one (`after`), so memory is one page. With a
+# contributor, only that account's share is read: its documents, its entries of an entity's per-document lists,
+# the relations it supports (the World Graph's export of one account's contributions).
+
+
+def store_export_documents(store_name: str, *, after: str, limit: int, contributor: int | None) -> list[dict[str, Any]]:
+    """Documents after the id `after` in id order (at most limit): id, filename, title, source_url."""
+    rows = ro_query(
+        store_name,
+        "MATCH (d:Document) WHERE d.id > $after AND ($c IS NULL OR d.contributor = $c) "
+        "RETURN d.id, d.filename, d.title, d.source_url ORDER BY d.id LIMIT $limit",
+        {"after": after, "limit": limit, "c": contributor},
+    )
+    return [{"id": r[0], "filename": r[1] or "", "title": r[2] or "", "source_url": r[3] or ""} for r in rows]
+
+
+def store_export_document_chunks(store_name: str, document_id: str) -> list[dict[str, Any]]:
+    """One document's chunks in reading order: chunk_id, page, text (no vectors)."""
+    rows = ro_query(
+        store_name,
+        "MATCH (d:Document {id: $doc}) WITH d MATCH (d)-[:HAS_CHUNK]->(c:Chunk) "
+        "RETURN c.id, c.page, c.text ORDER BY c.ordinal, c.id",
+        {"doc": document_id},
+    )
+    return [{"chunk_id": r[0], "page": r[1], "text": r[2] or ""} for r in rows]
+
+
+def store_export_entities(store_name: str, *, after: str, limit: int, contributor: int | None) -> list[dict[str, Any]]:
+    """Entities after the id `after` in id order (at most limit): id, type, name, description, aliases,
+    document_ids; with a contributor, the name, description and aliases its own documents gave."""
+    rows = ro_query(
+        store_name,
+        "MATCH (e:Entity) WHERE e.id > $after AND ($c IS NULL OR $c IN coalesce(e.doc_contributors, [])) "
+        "WITH e ORDER BY e.id LIMIT $limit "
+        "WITH e, [i IN range(0, size(coalesce(e.doc_contributors, [])) - 1) WHERE e.doc_contributors[i] = $c] AS mine "
+        "RETURN e.id, e.type, e.name, e.description, e.aliases, e.document_ids, "
+        "[i IN mine | e.doc_names[i]], [i IN mine | e.doc_descriptions[i]], [i IN mine | e.doc_aliases[i]], "
+        "[i IN mine | e.document_ids[i]] ORDER BY e.id",
+        {"after": after, "limit": limit, "c": contributor},
+    )
+    out = []
+    for eid, kind, name, description, aliases, docs, my_names, my_descs, my_aliases, my_docs in rows:
+        if contributor is not None:
+            names = [n for n in my_names or [] if n]
+            name = names[0] if names else name
+            description = max((d or "" for d in my_descs or []), key=len, default="")
+            merged = [a for group in my_aliases or [] for a in group or []]
+            aliases = [a for a in dict.fromkeys(merged) if a != name]
+            docs = my_docs
+        out.append(
+            {
+                "id": eid,
+                "type": kind or "",
+                "name": name or "",
+                "description": description or "",
+                "aliases": list(aliases or []),
+                "document_ids": list(docs or []),
+            }
+        )
+    return out
+
+
+def store_export_relations(
+    store_name: str, *, after: str, limit: int, contributor: int | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The typed relations leaving the (at most limit) entities after the id `after`, and the last entity id read
+    (the next cursor; None when no entity is left): source, target, type, strength, document_ids, chunk_ids.
+    With a contributor, only the relations it supports, with its documents and its strength."""
+    ids = ro_query(
+        store_name,
+        "MATCH (e:Entity) WHERE e.id > $after RETURN e.id ORDER BY e.id LIMIT $limit",
+        {"after": after, "limit": limit},
+    )
+    if not ids:
+        return [], None
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (a:Entity {id: eid}) WITH a MATCH (a)-[r]->(b:Entity) "
+        "WHERE NOT type(r) IN $structural AND ($c IS NULL OR $c IN coalesce(r.doc_contributors, [])) "
+        "WITH a, r, b, [i IN range(0, size(coalesce(r.doc_contributors, [])) - 1) WHERE r.doc_contributors[i] = $c] "
+        "AS mine "
+        "RETURN a.id, b.id, type(r), r.count, r.document_ids, r.chunk_ids, [i IN mine | r.document_ids[i]], "
+        "[i IN mine | coalesce(r.weights[i], 1)] ORDER BY a.id, type(r), b.id",
+        {"ids": [r[0] for r in ids], "structural": _STRUCTURAL, "c": contributor},
+    )
+    out = []
+    for source, target, kind, count, docs, chunk_ids, my_docs, my_weights in rows:
+        strength = int(count or 0)
+        if contributor is not None:
+            docs, strength = my_docs, int(sum(w or 0 for w in my_weights or []))
+        out.append(
+            {
+                "source": source,
+                "target": target,
+                "type": kind,
+                "strength": strength,
+                "document_ids": list(docs or []),
+                "chunk_ids": list(chunk_ids or []),
+            }
+        )
+    return out, str(ids[-1][0])
+
+
+def store_chunk_places(store_name: str, chunk_ids: Sequence[str]) -> dict[str, tuple[str, int | None]]:
+    """chunk id -> (document id, page); no text."""
+    if not chunk_ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id, c.document_id, c.page",
+        {"ids": list(chunk_ids)},
+    )
+    return {r[0]: (r[1] or "", r[2]) for r in rows}
