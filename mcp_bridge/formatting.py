@@ -521,12 +521,13 @@ ERROR_LABELS = {
 
 
 def format_error(*, status: int, code: str, message: str, hint: str = "", retry_after: int | None = None) -> str:
-    """The text of a tool error: a label for the kind, the REST message, when to retry, the hint."""
+    """The text of a tool error: a label for the kind (once), the REST message, when to retry, the hint."""
     if status == 0:
         label = {"timeout": "Timeout", "connection_error": "Connection failed"}.get(code, "Request failed")
     else:
         label = ERROR_LABELS.get(status, "Server error" if status >= 500 else "Request failed")
-    text = f"{label}: {message}"
+    # The label names the kind unless the message already opens with it ("Rate limit reached: 2 requests…").
+    text = message if message.casefold().startswith(label.casefold()) else f"{label}: {message}"
     if status == 429 and retry_after is not None:
         text += f" Retry after {retry_after} s."
     if hint:

@@ -160,7 +160,10 @@ def test_long_result_is_cut_at_the_cap_and_says_what_was_left_out():
 
 def test_error_text_keeps_message_hint_and_retry_time():
     text = format_error(status=429, code="rate_limited", message="Rate limit reached.", hint="Wait.", retry_after=42)
-    assert text.startswith("Rate limit reached: Rate limit reached. Retry after 42 s. Wait.")
+    assert text.startswith("Rate limit reached. Retry after 42 s. Wait.")  # the label is not said twice
+    text = format_error(status=429, code="rate_limited", message="Rate limit reached: 2 requests per minute.")
+    assert text == "Rate limit reached: 2 requests per minute. (HTTP 429, rate_limited)"
+    assert format_error(status=404, code="not_found", message="No such graph.").startswith("Not found: No such graph.")
     text = format_error(
         status=402,
         code="insufficient_credits",

@@ -179,7 +179,8 @@ def test_rate_limit_becomes_a_tool_error_saying_when_to_retry(live_server_asgi, 
     assert not first.is_error and not second.is_error  # type: ignore[attr-defined]
     assert third.is_error  # type: ignore[attr-defined]
     text = text_of(third)
-    assert "Rate limit reached: Rate limit reached: 2 requests per minute for this account." in text
+    assert "Rate limit reached: 2 requests per minute for this account." in text
+    assert "Rate limit reached: Rate limit reached" not in text  # the label once
     assert re.search(r"Retry after \d+ s\.", text) and "HTTP 429" in text
 
 
