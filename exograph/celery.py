@@ -3,21 +3,42 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
 from celery.signals import worker_process_init
-from kombu import Queue as KombuQueue
 
-from exograph.core.broker import redis_transport_register
-from exograph.core.queues import Queue
+from exograph.core.broker import broker_is_amqp, redis_transport_register
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
 # The worker must survive a broker restart mid-task (exograph/core/broker.py).
 redis_transport_register()
 
-app = Celery("exograph")
+
+class ExographCelery(Celery):  # type: ignore[misc]
+    """Celery, sending sub-second countdowns to RabbitMQ as one second.
+
+    On quorum queues Celery routes a countdown through RabbitMQ's native delayed delivery, whose routing key counts
+    whole seconds: kombu 5.7 truncates 0.5 s to 0 and refuses it (ValueError: countdown must be a positive number),
+    so the publish raised (research_session_requeue sends RESEARCH_INGEST_POLL_SECONDS, which may be under 1 s;
+    a retry's countdown as well). Redis keeps the countdown as given."""
+
+    def send_task(
+        self,
+        name: str,
+        args: Any = None,
+        kwargs: Any = None,
+        countdown: float | None = None,
+        *rest: Any,
+        **options: Any,
+    ) -> Any:
+        if countdown is not None and 0 < countdown < 1 and broker_is_amqp(self.conf.broker_url):
+            countdown = 1.0
+        return super().send_task(name, args, kwargs, countdown, *rest, **options)
+
+
+app = ExographCelery("exograph")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = [KombuQueue(q.value) for q in Queue]
 app.autodiscover_tasks()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from exograph.core.broker import celery_queues, celery_transport_options
 from exograph.core.env import (
     email_url_settings,
     env_bool,
@@ -322,7 +323,18 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", default=20 * 60, minimum=1)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
+# The broker: Redis (default) or RabbitMQ (CELERY_BROKER_URL=amqp://user:password@host:5672/vhost, the production
+# option). On RabbitMQ the queues are quorum queues (exograph/core/broker.py::celery_queues), publishes are confirmed,
+# and Celery turns global QoS off for them (worker_detect_quorum_queues) and sends countdown/ETA tasks through
+# RabbitMQ's native delayed delivery (quorum celery_delayed_* queues). Results, locks, cache, limits and
+# channels stay on Redis. Acks late, reject on worker lost and prefetch 1 (above) hold on both brokers.
+CELERY_BROKER_TRANSPORT_OPTIONS = celery_transport_options(
+    CELERY_BROKER_URL, visibility_timeout=CELERY_TASK_TIME_LIMIT + 60
+)
+CELERY_WORKER_DETECT_QUORUM_QUEUES = True
+# The project's queues (exograph.core.queues.Queue: default, ingest, research, billing).
+CELERY_TASK_QUEUES = celery_queues(CELERY_BROKER_URL)
+CELERY_BROKER_NATIVE_DELAYED_DELIVERY_QUEUE_TYPE = "quorum"
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Leases on long-running work (exograph/core/leases.py): renewed every TTL/3 s by the runner; an expired one

@@ -1,4 +1,6 @@
-"""Celery's Redis transport, made to survive a broker restart while a task runs (unix socket and TCP).
+"""The Celery broker: Redis (kombu's transport, fixed below) or RabbitMQ (quorum queues, at the end of this file).
+
+Celery's Redis transport, made to survive a broker restart while a task runs (unix socket and TCP).
 
 kombu 5.7.0 crashes the worker when the broker dies with a task running and a BRPOP in flight
 (any worker with a free pool slot, e.g. `make run`'s two processes): Celery's consumer first calls
@@ -20,6 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from kombu import Exchange
+from kombu import Queue as KombuQueue
 from kombu import transport as kombu_transports
 from kombu.transport import redis as kombu_redis
 
@@ -53,3 +57,48 @@ def redis_transport_register() -> None:
         kombu_transports.TRANSPORT_ALIASES[scheme] = path
         # Drop a class already resolved for the old alias (kombu caches by name).
         kombu_transports._transport_cache.pop(scheme, None)
+
+
+# --- RabbitMQ (amqp://): the production broker option beside Redis ------------------------------------------
+
+AMQP_SCHEMES = ("amqp", "amqps", "pyamqp")
+
+
+def broker_is_amqp(broker_url: str) -> bool:
+    """Whether broker_url names RabbitMQ (an amqp:// URL) rather than Redis."""
+    return broker_url.split("://", 1)[0].lower() in AMQP_SCHEMES
+
+
+def celery_queues(broker_url: str) -> list[KombuQueue]:
+    """The project's queues (exograph.core.queues.Queue), declared for broker_url.
+
+    Redis: plain queues (as before). RabbitMQ: durable quorum queues (replicated, at-least-once; a consumer whose
+    connection dies gives its unacked messages back at once), each bound to a topic exchange of its own name:
+    Celery's native delayed delivery (countdown/ETA on quorum queues, RabbitMQ's dead-letter chain of
+    celery_delayed_* queues) routes a delayed message back through the queue's exchange, and skips direct ones
+    (the task would then wait in the worker's memory until its ETA, holding its only prefetch slot)."""
+    from exograph.core.queues import Queue
+
+    if not broker_is_amqp(broker_url):
+        return [KombuQueue(q.value) for q in Queue]
+    return [
+        KombuQueue(
+            q.value,
+            Exchange(q.value, type="topic", durable=True),
+            routing_key=q.value,
+            durable=True,
+            queue_arguments={"x-queue-type": "quorum"},
+        )
+        for q in Queue
+    ]
+
+
+def celery_transport_options(broker_url: str, *, visibility_timeout: int) -> dict[str, Any]:
+    """broker_transport_options for broker_url.
+
+    Redis: the visibility timeout (a reserved message comes back after it; longer than the task time limit).
+    RabbitMQ has no visibility timeout (an unacked message comes back when its consumer's connection closes);
+    publishes wait for the broker's confirm, so a message the web process reported sent is on the quorum queue."""
+    if broker_is_amqp(broker_url):
+        return {"confirm_publish": True}
+    return {"visibility_timeout": visibility_timeout}

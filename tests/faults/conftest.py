@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ import pytest
 import redis
 from celery import Celery
 from django.conf import settings
+from kombu import Connection
 
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.env import redis_db_url
@@ -227,6 +229,87 @@ def tasks_via_broker() -> Iterator[None]:
         yield
     finally:
         celery_app.conf.task_always_eager = previous
+
+
+# --- RabbitMQ (amqp://): a virtual host of this test alone on the machine's server (CI runs one too) ---------------
+
+RABBITMQ_URL = os.environ.get("EXO_TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672")
+
+
+def rabbitmqctl(*args: str) -> str:
+    """Run rabbitmqctl (the server's own CLI: vhosts are not made over AMQP) and return its output."""
+    done = subprocess.run(["rabbitmqctl", "-q", *args], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"rabbitmqctl {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture
+def rabbitmq_broker() -> Iterator[str]:
+    """The amqp:// URL of a fresh RabbitMQ virtual host (its queues, exchanges and delayed-delivery chain are this
+    test's alone: nothing collides with CI or another test), deleted afterwards with everything in it."""
+    vhost = f"exo-test-{uuid.uuid4().hex[:12]}"
+    user = RABBITMQ_URL.split("://", 1)[1].split(":", 1)[0]
+    rabbitmqctl("add_vhost", vhost)
+    try:
+        rabbitmqctl("set_permissions", "-p", vhost, user, ".*", ".*", ".*")
+        yield f"{RABBITMQ_URL}/{vhost}"
+    finally:
+        rabbitmqctl("delete_vhost", vhost)
+
+
+def rabbitmq_queue_types(broker_url: str) -> dict[str, str]:
+    """{queue name: type (classic, quorum)} of the broker_url's virtual host. (Its message counts are statistics,
+    updated every few seconds: rabbitmq_ready tells the live ones.)"""
+    vhost = broker_url.rsplit("/", 1)[1]
+    rows = rabbitmqctl("list_queues", "-p", vhost, "--no-table-headers", "name", "type")
+    return dict(row.split("\t") for row in rows.splitlines())
+
+
+def rabbitmq_ready(broker_url: str, names: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """{queue name: (messages ready, consumers)} now, asked of RabbitMQ over AMQP (a passive declare)."""
+    counts = {}
+    with Connection(broker_url, connect_timeout=10) as connection:
+        for name in names:
+            channel = connection.channel()
+            try:
+                ok = channel.queue_declare(queue=name, passive=True)
+                counts[name] = (int(ok.message_count), int(ok.consumer_count))
+            finally:
+                channel.close()
+    return counts
+
+
+@contextmanager
+def tasks_via_rabbitmq(broker_url: str) -> Iterator[None]:
+    """Inside the block this process sends Celery tasks to RabbitMQ at broker_url (quorum queues, confirmed
+    publishes), like a production web process with CELERY_BROKER_URL=amqp://...; the session's broker after."""
+    from exograph.celery import app as celery_app
+    from exograph.core.broker import celery_queues, celery_transport_options
+
+    keys = ("broker_url", "broker_transport_options", "task_queues", "task_always_eager")
+    previous = {key: celery_app.conf[key] for key in keys}
+    environ = os.environ.pop("CELERY_BROKER_URL", None)  # Celery reads it before its own setting
+
+    def connections_drop() -> None:  # the producer pool and the queue map were built for the previous broker
+        if celery_app._pool is not None:
+            celery_app._pool.force_close_all()
+            celery_app._pool = None
+        celery_app.__dict__.pop("amqp", None)
+
+    connections_drop()
+    celery_app.conf.update(
+        broker_url=broker_url,
+        broker_transport_options=celery_transport_options(broker_url, visibility_timeout=0),
+        task_queues=celery_queues(broker_url),
+        task_always_eager=False,
+    )
+    try:
+        yield
+    finally:
+        connections_drop()
+        celery_app.conf.update(previous)
+        if environ is not None:
+            os.environ["CELERY_BROKER_URL"] = environ
 
 
 def database_url() -> str:

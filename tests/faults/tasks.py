@@ -30,3 +30,16 @@ def embedder_state_task(*, marker_dir: str) -> None:
     from exograph.graphs.embeddings import embedder_is_warm
 
     (Path(marker_dir) / "embedder").write_text("loaded" if embedder_is_warm() else "cold")
+
+
+@shared_task(bind=True, name="tests.faults.retry_probe", acks_late=True)
+def retry_probe_task(self, *, marker_dir: str, countdown: float) -> None:  # type: ignore[no-untyped-def]
+    """Append a 'run' line; the first run asks to run again in countdown seconds (a Celery retry, as research's
+    run task does on a transient failure), the second appends a 'done' line."""
+    directory = Path(marker_dir)
+    with (directory / "runs").open("a") as runs:
+        runs.write(f"run {self.request.retries}\n")
+    if not self.request.retries:
+        raise self.retry(countdown=countdown, max_retries=1)
+    with (directory / "done").open("a") as done:
+        done.write("done\n")
