@@ -390,7 +390,10 @@ def research_session_create(
                 if interval and watch_of is None
                 else None,
             )
-            transaction.on_commit(lambda: _queue(str(session.id)))
+            # Recorded before it is announced: if this process dies between the commit and the send, the lease
+            # sweep starts the session (the message is sent on commit; lease_queued then gives it the queue's window).
+            token = _run_due(str(session.id))
+            transaction.on_commit(lambda: _queue(str(session.id), token))
     except BaseException:
         _release_quietly(credit_hold, reason="research session not created")
         if created_graph is not None:
@@ -419,9 +422,20 @@ def _drop_graph_quietly(*, actor: User, graph: Graph) -> None:
         logger.exception("could not remove research graph %s", graph.id)
 
 
-def _queue(session_id: str) -> None:
+def _run_due(session_id: str) -> uuid.UUID:
+    """Record the session's run as due (call it in the transaction that creates the session): if its message is
+    never sent (the web or beat process died after the commit), the lease sweep starts it. Returns the token."""
+    from exograph.core.leases import lease_due
+    from research.services.pipeline import RESEARCH_LEASE  # pipeline imports this module
+
+    return lease_due(kind=RESEARCH_LEASE, subject_id=session_id, step="plan")
+
+
+def _queue(session_id: str, token: uuid.UUID | None = None) -> None:
     from exograph.celery import app as celery_app
+    from exograph.core.leases import lease_queued
     from exograph.core.queues import Queue
+    from research.services.pipeline import RESEARCH_LEASE
 
     try:
         celery_app.signature(RUN_TASK, args=(session_id,), queue=Queue.RESEARCH.value).delay()
@@ -430,6 +444,8 @@ def _queue(session_id: str) -> None:
         session = ResearchSession.objects.filter(pk=session_id).first()
         if session is not None:
             research_session_fail(session=session, reason="The research queue is unavailable. Start the session again.")
+        return
+    lease_queued(kind=RESEARCH_LEASE, subject_id=session_id, token=token)
 
 
 def research_session_requeue(*, session: ResearchSession, countdown: float) -> None:

@@ -169,6 +169,17 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         worker.stop()
 
 
+@pytest.fixture
+def silent_broker() -> Iterator[str]:
+    """A broker URL whose server accepts connections (the kernel's backlog) and never answers a command: a process
+    sending to it hangs in the send (the enqueue-lost tests SIGKILL it there)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    yield f"redis://127.0.0.1:{listener.getsockname()[1]}/1"
+    listener.close()
+
+
 def send_probe(broker_url: str, *, marker_dir: Path, run_seconds: float) -> None:
     """Queue one probe task (tests/faults/tasks.py) on the default queue of broker_url."""
     sender = Celery("fault-sender", broker=broker_url)

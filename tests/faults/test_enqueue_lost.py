@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import threading
 import time
 import uuid
@@ -56,16 +55,6 @@ def _drop_graph_stores() -> Iterator[None]:
             store.store_drop(f"exo:{graph_id}")
         except Exception:  # noqa: S110 (the throwaway store is gone with its test)
             pass
-
-
-@pytest.fixture
-def silent_broker() -> Iterator[str]:
-    """A broker URL whose server accepts connections (the kernel's backlog) and never answers a command."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    yield f"redis://127.0.0.1:{listener.getsockname()[1]}/1"
-    listener.close()
 
 
 def _ledger(user) -> int:  # type: ignore[no-untyped-def]

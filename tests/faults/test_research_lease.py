@@ -38,15 +38,17 @@ def _interrupted(session: ResearchSession, *, recoveries: int) -> None:
     """The state a SIGKILLed worker leaves: running, its lease held by a dead runner and expired."""
     ResearchSession.objects.filter(pk=session.pk).update(status=ResearchStatus.RUNNING, step="read")
     past = timezone.now() - timedelta(seconds=5)
-    Lease.objects.create(
+    Lease.objects.update_or_create(  # over the due lease its creation recorded
         kind=RESEARCH_LEASE,
         subject_id=str(session.pk),
-        step="read",
-        holder="gone-host:4242",
-        token=uuid.uuid4(),
-        expires_at=past,
-        heartbeat_at=past,
-        recoveries=recoveries,
+        defaults={
+            "step": "read",
+            "holder": "gone-host:4242",
+            "token": uuid.uuid4(),
+            "expires_at": past,
+            "heartbeat_at": past,
+            "recoveries": recoveries,
+        },
     )
 
 
@@ -72,7 +74,7 @@ def test_a_session_interrupted_more_than_max_recoveries_is_failed_with_its_hold_
     assert hold.captured == 0  # no step had run: nothing stays paid
     assert not CreditEntry.objects.filter(hold_id=session.hold_id, kind=EntryKind.CAPTURE).exists()
     assert credit_balance(account=alice) == 100 == _ledger(alice)
-    # Charlie's session was not touched by alice's give-up (it had no lease at all).
+    # Charlie's session was not touched by alice's give-up (its due lease, recorded at creation, is not expired).
     other.refresh_from_db()
     assert other.status == ResearchStatus.PENDING
     assert credit_balance(account=charlie) == _ledger(charlie)
