@@ -390,3 +390,94 @@ def test_a_chat_citation_opens_the_viewer_at_the_passage(live_server_url, quantu
             watch.shot("phone-viewer")
         finally:
             browser.close()
+
+
+# Phones: every page at 360 px, nothing wider than its scroll container (clipped or scrolling sideways), no
+# console errors, the nav folded behind a keyboard-usable menu button; screenshots for people to look at.
+PHONE_PAGES = ["/", "/documents/", "/graphs/", "/account/keys/", "/chat/", "/research/", "/billing/", "/mcp-setup/"]
+TOO_WIDE_JS = """() => {
+  const out = [];
+  const width = document.documentElement.clientWidth;
+  for (const e of document.querySelectorAll('body *')) {
+    // visually hidden (the skip link until focused, a stacked table's head); code blocks scroll by design
+    if (e.closest('.sr-only, .skip, table.stack thead, pre, script, #cy')) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    let c = e.parentElement;
+    while (c && c !== document.body && !/(auto|scroll|hidden|clip)/.test(getComputedStyle(c).overflowX)) c = c.parentElement;
+    const box = c && c !== document.body ? c.getBoundingClientRect() : {left: 0, right: width};
+    if (r.right > box.right + 1 || r.left < box.left - 1) {
+      out.push(`${e.tagName}.${e.className} [${Math.round(r.left)}, ${Math.round(r.right)}] in ` +
+               `${c && c !== document.body ? c.tagName + '.' + c.className : 'page'} [${Math.round(box.left)}, ${Math.round(box.right)}]`);
+    }
+  }
+  return out.slice(0, 8);
+}"""
+
+
+def _fits(page, path: str) -> None:  # type: ignore[no-untyped-def]
+    too_wide = page.evaluate(TOO_WIDE_JS)
+    assert not too_wide, (path, too_wide)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360, path
+    assert "{#" not in page.inner_text("body") and "{%" not in page.inner_text("body"), path  # no template leaks
+
+
+def test_every_page_fits_a_360px_phone(live_server_url, quantum_doc, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect, sync_playwright
+
+    from exograph.accounts.services import api_key_create
+    from exograph.chat.models import ChatMessage, ChatRole, ChatSession
+
+    dana, graph, document = quantum_doc
+    api_key_create(actor=dana, name="a laptop key with a rather long name", monthly_credit_cap=50)
+    session = ChatSession.objects.create(owner=dana, title="What protects qubits from noise and decoherence?")
+    ChatMessage.objects.create(session=session, role=ChatRole.USER, content="What protects qubits from noise?")
+    ChatMessage.objects.create(session=session, role=ChatRole.ASSISTANT, content="Quantum error correction [1].")
+    base = live_server_url
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            anonymous = browser.new_page(viewport={"width": 360, "height": 780})
+            watch = PageWatch(anonymous, tmp_path)
+            anonymous.goto(base + "/")
+            watch.shot("phone-landing")
+            _fits(anonymous, "landing")
+
+            page = _logged_in_page(browser, base, dana)
+            page.set_viewport_size({"width": 360, "height": 780})
+            watch = PageWatch(page, tmp_path)
+            paths = [*PHONE_PAGES, f"/chat/{session.id}/", f"/graphs/{graph.id}/explore/", f"/documents/{document.id}/"]
+            for path in paths:
+                page.goto(base + path)
+                nav = page.get_by_role("navigation", name="Main")
+                expect(nav).to_be_hidden()  # folded behind the menu button
+                watch.shot("phone-" + (path.strip("/").replace("/", "-")[:40] or "dashboard"))
+                _fits(page, path)
+
+            # The menu button opens the nav from the keyboard and Escape closes it, focus back on the button.
+            page.goto(base + "/documents/")
+            toggle = page.get_by_role("button", name="Menu")
+            expect(toggle).to_have_attribute("aria-expanded", "false")
+            toggle.focus()
+            page.keyboard.press("Enter")
+            expect(toggle).to_have_attribute("aria-expanded", "true")
+            expect(page.get_by_role("navigation", name="Main").get_by_role("button", name="Log out")).to_be_visible()
+            watch.shot("phone-menu-open")
+            _fits(page, "menu open")
+            page.keyboard.press("Tab")
+            page.keyboard.press("Escape")
+            expect(toggle).to_have_attribute("aria-expanded", "false")
+            expect(toggle).to_be_focused()
+            expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
+
+            # Tables are stacked cards: each cell carries its column's name.
+            cell = page.locator("#documents tbody td[data-label='Status']").first
+            assert page.evaluate("e => getComputedStyle(e).display", cell.element_handle()) == "block"
+            assert page.evaluate("e => getComputedStyle(e, '::before').content", cell.element_handle()) == '"Status"'
+
+            page.set_viewport_size({"width": 1280, "height": 900})  # the wide layout: no menu button, nav shown
+            expect(toggle).to_be_hidden()
+            expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+        finally:
+            browser.close()
+    print("screenshots:", *watch.shots, sep="\n  ")

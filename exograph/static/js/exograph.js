@@ -30,6 +30,21 @@
     selection.addRange(range);
   }
 
+  // The nav's menu button (below 700 px, see exograph.css): toggles the menu; Escape closes it and returns focus.
+  var topbar = document.querySelector(".topbar");
+  var toggle = topbar && topbar.querySelector(".menu-toggle");
+  if (toggle) {
+    topbar.classList.add("has-toggle");
+    var setOpen = function (open) {
+      topbar.classList.toggle("open", open);
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    };
+    toggle.addEventListener("click", function () { setOpen(!topbar.classList.contains("open")); });
+    topbar.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && topbar.classList.contains("open")) { setOpen(false); toggle.focus(); }
+    });
+  }
+
   // Confirm destructive buttons: <button data-confirm="Delete this graph?">.
   document.addEventListener("submit", function (event) {
     var button = event.submitter;
