@@ -30,7 +30,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -540,3 +540,27 @@ def embedder_ready_check() -> None:
         raise RuntimeError(f"the embedding model failed to load ({_warm_failed})")
     embedder_warm_in_background()
     raise Warming("the embedding model is loading")
+
+
+def embedding_similarity() -> Callable[[str, Sequence[str]], list[float]] | None:
+    """Cosine similarity of a query to texts with the deployment's embedder (unit vectors: a dot product), for
+    the extractive relevance measure (exograph/core/llm/extractive.py: chat answers, research sources), or None
+    when the embedder is unavailable (then words alone decide). A failed embed scores 0 for every text."""
+    from exograph.core.errors import ExoGraphError
+
+    try:
+        embedder = get_embedder()
+    except ExoGraphError:
+        return None
+
+    def similarity(query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        try:
+            vectors = embedder.embed([query, *texts])
+        except ExoGraphError:
+            return [0.0] * len(texts)
+        head = vectors[0]
+        return [sum(a * b for a, b in zip(head, vector, strict=False)) for vector in vectors[1:]]
+
+    return similarity

@@ -61,7 +61,11 @@ def research_export_markdown(*, session: ResearchSession) -> str:
     Raises Conflict (not completed)."""
     report = _report(session)
     lines = [f"# {_md(session.topic)}", "", _md(report.get("summary")), "", "## Key findings", ""]
+    asked = None
     for finding in report.get("findings") or []:
+        if finding.get("sub_question") and finding["sub_question"] != asked:  # findings grouped by sub-question
+            asked = finding["sub_question"]
+            lines += ["", f"### {_md(asked)}", ""] if lines[-1] else [f"### {_md(asked)}", ""]
         links = "".join(f"[[{int(n)}]](#source-{int(n)})" for n in finding.get("citations") or [])
         lines.append(f"- {_md(finding['text'])} {links}".rstrip())
     if report.get("open_questions"):
@@ -98,7 +102,11 @@ def research_export_docx(*, session: ResearchSession) -> bytes:
     doc.add_heading(_xml(session.topic)[:300], level=0)
     doc.add_paragraph(_xml(report.get("summary")))
     doc.add_heading("Key findings", level=1)
+    asked = None
     for finding in report.get("findings") or []:
+        if finding.get("sub_question") and finding["sub_question"] != asked:
+            asked = finding["sub_question"]
+            doc.add_heading(_xml(asked)[:300], level=2)
         doc.add_paragraph(f"{_xml(finding['text'])} {_cites(finding.get('citations') or [])}", style="List Bullet")
     if report.get("open_questions"):
         doc.add_heading("Open questions", level=1)

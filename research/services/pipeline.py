@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from exograph.core.errors import Conflict, ExoGraphError, PermanentError, Servic
 from exograph.core.leases import LeaseBusy, LeaseKind, lease_hold, lease_kind_register, lease_park
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
+from exograph.graphs.embeddings import embedding_similarity
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
 from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceBudgetExhausted, SourceHit
 from exograph.sources.filters import domain_excluded
@@ -41,7 +43,15 @@ from research.events import research_event_send
 from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.selectors import research_keys_read
 from research.services.sessions import research_session_complete, research_session_fail
-from research.services.writing import Fact, SourceDigest, research_plan, research_synthesise, summary_line
+from research.services.writing import (
+    Fact,
+    SourceDigest,
+    coverage_line,
+    research_plan,
+    research_synthesise,
+    source_relevant,
+    summary_line,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +91,20 @@ def _hit_to(hit: SourceHit) -> dict[str, Any]:
     data["authors"] = list(hit.authors)
     data["snippet"] = hit.snippet[:EXCERPT_CHARS]
     return data
+
+
+def _same_source_keys(hit: dict[str, Any]) -> set[str]:
+    """The keys under which two hits are one source: the adapter key, the URL (no scheme, www, query or trailing
+    slash) and the title (letters and digits only, case folded)."""
+    keys = {f"key:{hit['key']}"}
+    url = str(hit.get("url") or "").strip()
+    if url:
+        bare = re.sub(r"^[a-z]+://(www\.)?", "", url.casefold()).split("#")[0].split("?")[0].rstrip("/")
+        keys.add(f"url:{bare}")
+    title = re.sub(r"[\W_]+", " ", str(hit.get("title") or "").casefold()).strip()
+    if len(title) >= 12:
+        keys.add(f"title:{title}")
+    return keys
 
 
 class _Run:
@@ -230,6 +254,7 @@ class _Run:
     def select(self, lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         key = "select"
         if (stored := self.done(key)) is not None:
+            self._note_irrelevant(int(stored.result.get("skipped_irrelevant") or 0))
             return list(stored.result["sources"])
         self.check_active()
         read_before = research_keys_read(session=self.session)
@@ -239,7 +264,10 @@ class _Run:
         domains = list(self.options.excluded_domains)
         selected: list[dict[str, Any]] = []
         seen: set[str] = set()
+        irrelevant: set[str] = set()
+        duplicates = 0
         cap = int(settings.RESEARCH_MAX_SOURCES[self.session.model])
+        similarity = embedding_similarity()
         # Round-robin over the sub-queries' result lists: every sub-question gets its best hits read.
         depth = max((len(hits) for hits in lists), default=0)
         for rank in range(depth):
@@ -249,13 +277,39 @@ class _Run:
                 hit = hits[rank]
                 if hit["key"] in seen or hit["key"] in read_before or hit["key"] in own_documents:
                     continue
-                if domain_excluded(hit.get("url") or "", domains):
+                if hit["key"] in irrelevant or domain_excluded(hit.get("url") or "", domains):
                     continue
-                seen.add(hit["key"])
+                # One document is one source: the same paper found by two sub-queries or two adapters is read once.
+                same = _same_source_keys(hit)
+                if same & seen:
+                    duplicates += 1
+                    continue
+                # Read only what is about the topic (writing.source_relevant: chat's relevance bound).
+                if not source_relevant(
+                    topic=self.session.topic,
+                    title=str(hit.get("title") or ""),
+                    snippet=str(hit.get("snippet") or ""),
+                    similarity=similarity,
+                ):
+                    irrelevant.add(hit["key"])
+                    continue
+                seen |= same
                 selected.append(hit)
-        self.store(key, result={"sources": selected, "skipped_known": len(read_before)}, cost=0)
+        self._note_irrelevant(len(irrelevant))
+        result = {
+            "sources": selected,
+            "skipped_known": len(read_before),
+            "skipped_irrelevant": len(irrelevant),
+            "skipped_duplicate": duplicates,
+        }
+        self.store(key, result=result, cost=0)
         self.progress(step="select", percent=PERCENT["read"], sources_found=len(selected))
         return selected
+
+    def _note_irrelevant(self, count: int) -> None:
+        if count:
+            were = "s were" if count != 1 else " was"
+            self.notes.append(f"{count} search result{were} not read: not about the topic.")
 
     def read_all(self, selected: list[dict[str, Any]]) -> None:
         adapters = {adapter.name: adapter for adapter in self.adapters()}
@@ -299,6 +353,10 @@ class _Run:
             document_id = self.ingest(hit, text=text, step_key=key, cost=cost)
             if document_id is None:
                 self.store(key, result={"skipped": "not ingestible"}, cost=0)
+                continue
+            if ResearchSource.objects.filter(session=self.session, document_id=document_id).exists():
+                # The same text under another key (a duplicate upload is returned unchanged and free): one source.
+                self.store(key, result={"skipped": "same document as an earlier source"}, cost=0)
                 continue
             source = {
                 "key": hit.key,
@@ -412,19 +470,36 @@ class _Run:
             for s in sources
         ]
         fact_list = [Fact(text=text, numbers=tuple(sorted(nums))) for text, nums in facts.items()]
-        cost = int(self.prices["synthesise"]) if sources else 0
+        plan = self.done("plan")
+        sub_questions = list(plan.result["queries"]) if plan is not None else [self.session.topic]
         synthesis = research_synthesise(
-            topic=self.session.topic, model=self.session.model, sources=digests, facts=fact_list
+            topic=self.session.topic,
+            model=self.session.model,
+            sources=digests,
+            facts=fact_list,
+            sub_questions=sub_questions,
+            similarity=embedding_similarity(),
         )
+        # A session whose sources answer nothing it asked is not charged for the synthesis (its hold is released).
+        cost = int(self.prices["synthesise"]) if sources and synthesis.covered else 0
         kinds = [s.kind for s in sources]
+        summary = summary_line(
+            topic=self.session.topic,
+            papers=kinds.count("paper"),
+            articles=kinds.count("article"),
+            local=kinds.count("local"),
+        )
+        summary += " " + coverage_line(
+            topic=self.session.topic,
+            sources=len(sources),
+            covered=synthesis.covered,
+            unanswered=synthesis.unanswered,
+            asked=len(sub_questions),
+        )
         report = {
-            "summary": summary_line(
-                topic=self.session.topic,
-                papers=kinds.count("paper"),
-                articles=kinds.count("article"),
-                local=kinds.count("local"),
-            ),
+            "summary": summary,
             "findings": synthesis.findings,
+            "unanswered": synthesis.unanswered,
             "open_questions": synthesis.open_questions,
             "sources": [
                 {

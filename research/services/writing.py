@@ -1,10 +1,16 @@
 """Planner and synthesiser: the configured LLM provider (RESEARCH_PROVIDER), or `extractive` without one.
 
-Extractive planning: the topic plus its keyphrases (yake) as sub-queries. Extractive synthesis: findings
-from the best-supported extracted relations (how many of the session's sources carry them) and the
-sentences of the sources that share most with the topic, each citing the sources it came from.
+Extractive planning: the topic plus its keyphrases (yake) as sub-queries. Extractive synthesis uses chat's
+writer (exograph/core/llm/extractive.py): each sub-question is answered from the sources' passages with
+whole cited sentences, or marked unanswered when its best sentence matches below RELEVANCE_MIN (the chat
+abstention bound); findings are those sentences, grouped by sub-question, each citing every source that
+states it. Extracted relations are evidence, never findings rendered as prose.
 With a generating provider the model writes both, and every citation is checked against the numbered
 sources (numbers that point at nothing are dropped; a finding left without one is dropped too).
+
+Which sources are read (`source_relevant`): a hit is read only if its title and snippet answer the topic by
+the chat relevance measure (extractive.evidence_relevance: the best sentence's word and embedding match to
+the topic, zero when the source lacks half the topic's names) at or above RELEVANCE_MIN.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 
-from exograph.core.llm.extractive import _terms, sentences_of
+from exograph.core.llm.extractive import RELEVANCE_MIN, Similarity, Statement, evidence_relevance, extract_answer
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +55,12 @@ class Fact:
 class Synthesis:
     findings: list[dict[str, Any]] = field(default_factory=list)
     open_questions: list[str] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)  # sub-questions the sources do not answer
+
+    @property
+    def covered(self) -> bool:
+        """Whether the sources answer anything the session asked."""
+        return bool(self.findings)
 
 
 def _provider() -> str:
@@ -113,47 +125,67 @@ def research_plan(*, topic: str, model: str) -> list[str]:
 # --- synthesis -----------------------------------------------------------------------------------
 
 
-def _sentence_candidates(topic: str, sources: Sequence[SourceDigest]) -> list[tuple[float, int, str]]:
-    wanted = _terms(topic)
-    scored: list[tuple[float, int, str]] = []
-    for source in sources:
-        for sentence in sentences_of(source.text[:20_000]):
-            if len(sentence) < 30 or len(sentence) > FINDING_CHARS:
-                continue
-            overlap = len(wanted & _terms(sentence))
-            if overlap:
-                scored.append((overlap / (1 + len(wanted)), source.number, sentence))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return scored
+def source_relevance(*, topic: str, title: str, snippet: str, similarity: Similarity | None) -> float:
+    """How well a search hit's title and snippet answer the topic (0..1; chat's evidence_relevance)."""
+    head = " ".join(title.split()).rstrip(".!?")
+    text = f"{head}. {snippet}" if head else snippet
+    return evidence_relevance(question=topic, statements=[Statement(n=1, text=text)], similarity=similarity)
 
 
-def _extractive(*, topic: str, model: str, sources: Sequence[SourceDigest], facts: Sequence[Fact]) -> Synthesis:
+def source_relevant(*, topic: str, title: str, snippet: str, similarity: Similarity | None) -> bool:
+    """The read test: the hit's title and snippet match the topic at least RELEVANCE_MIN."""
+    return source_relevance(topic=topic, title=title, snippet=snippet, similarity=similarity) >= RELEVANCE_MIN
+
+
+def _statements(sources: Sequence[SourceDigest]) -> list[Statement]:
+    return [
+        Statement(n=source.number, text=part, kind="passage", source=source.title)
+        for source in sources
+        for part in source.text[:20_000].split("\n")
+        if part.strip()
+    ]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _extractive(
+    *,
+    topic: str,
+    model: str,
+    sources: Sequence[SourceDigest],
+    sub_questions: Sequence[str],
+    similarity: Similarity | None = None,
+) -> Synthesis:
     limit = int(settings.RESEARCH_FINDINGS_MAX[model])
     synthesis = Synthesis()
+    statements = _statements(sources)
     seen: set[str] = set()
-    # Relations several sources agree on first: they are the best supported.
-    for fact in sorted(facts, key=lambda f: (-len(f.numbers), f.text))[: max(1, limit // 2)]:
-        key = fact.text.casefold()
-        if key in seen:
+    per_question = max(1, limit // max(1, len(sub_questions)))
+    for question in sub_questions or [topic]:
+        extracted = extract_answer(question=question, statements=statements, similarity=similarity, max_sentences=3)
+        if not extracted.answered:
+            synthesis.unanswered.append(question)
             continue
-        seen.add(key)
-        synthesis.findings.append({"text": fact.text, "citations": list(fact.numbers)})
-    for _score, number, sentence in _sentence_candidates(topic, sources):
-        if len(synthesis.findings) >= limit:
-            break
-        key = sentence.casefold()
-        if key in seen:
-            continue
-        seen.add(key)
-        # One sentence, cited by every source that states it too.
-        numbers = sorted({number} | {s.number for s in sources if s.number != number and sentence in s.text})
-        synthesis.findings.append({"text": sentence, "citations": numbers})
-    covered = {n for finding in synthesis.findings for n in finding["citations"]}
-    if len(sources) == 1:
+        added = 0
+        for n, sentence in extracted.sentences:
+            key = _norm(sentence)
+            if key in seen or added >= per_question or len(synthesis.findings) >= limit:
+                continue
+            seen.add(key)
+            added += 1
+            # One statement, cited by every source that states it.
+            numbers = sorted({s.number for s in sources if key in _norm(s.text)} | {n})
+            synthesis.findings.append(
+                {"text": sentence[:FINDING_CHARS], "citations": numbers, "sub_question": question}
+            )
+        if not added:
+            synthesis.unanswered.append(question)
+    for question in synthesis.unanswered[:3]:
+        synthesis.open_questions.append(f"The sources do not answer: {question[:200]}")
+    if len(sources) == 1 and synthesis.findings:
         synthesis.open_questions.append("Only one source was found; do other papers or articles confirm its findings?")
-    for source in sources:
-        if source.number not in covered and len(synthesis.open_questions) < 3:
-            synthesis.open_questions.append(f"How does “{source.title[:120]}” [{source.number}] bear on {topic[:120]}?")
     if not sources:
         synthesis.open_questions.append(f"No sources were found on {topic[:200]}; which sources cover it?")
     return synthesis
@@ -178,23 +210,39 @@ def _parse_llm(text: str, numbers: set[int], limit: int) -> Synthesis:
     for question in (data.get("open_questions") or [])[:5] if isinstance(data, dict) else []:
         if isinstance(question, str) and question.strip():
             synthesis.open_questions.append(question.strip()[:300])
+    for question in (data.get("unanswered") or [])[:10] if isinstance(data, dict) else []:
+        if isinstance(question, str) and question.strip():
+            synthesis.unanswered.append(question.strip()[:300])
     return synthesis
 
 
-def research_synthesise(*, topic: str, model: str, sources: Sequence[SourceDigest], facts: Sequence[Fact]) -> Synthesis:
-    """Key findings (each citing source numbers) and open questions. Network call with a generating provider:
-    raises LLMError; an answer that is not the asked JSON falls back to the extractive synthesis."""
+def research_synthesise(
+    *,
+    topic: str,
+    model: str,
+    sources: Sequence[SourceDigest],
+    facts: Sequence[Fact],
+    sub_questions: Sequence[str] = (),
+    similarity: Similarity | None = None,
+) -> Synthesis:
+    """Key findings (each citing source numbers), grouped by sub-question, the sub-questions the sources do not
+    answer, and open questions. Network call with a generating provider: raises LLMError; an answer that is not
+    the asked JSON falls back to the extractive synthesis."""
+    questions = list(sub_questions) or [topic]
     if _provider() == "extractive" or not sources:
-        return _extractive(topic=topic, model=model, sources=sources, facts=facts)
+        return _extractive(topic=topic, model=model, sources=sources, sub_questions=questions, similarity=similarity)
     limit = int(settings.RESEARCH_FINDINGS_MAX[model])
     share = 6000 if model == "snap" else 20000
     per_source = max(500, share // max(1, len(sources)))
     listing = "\n\n".join(f"[{s.number}] ({s.kind}) {s.title}\n{s.text[:per_source]}" for s in sources)
     relations = "\n".join(f"- {f.text} {''.join(f'[{n}]' for n in f.numbers)}" for f in facts[:30])
+    asked = "\n".join(f"- {q}" for q in questions)
     prompt = (
-        f"Research topic: {topic}\n\nNumbered sources:\n{listing}\n\nRelations extracted from them:\n{relations}\n\n"
-        f"Write at most {limit} key findings, each supported by the sources, and up to 3 open questions. Answer "
-        'with JSON only: {"findings": [{"text": "...", "citations": [1, 2]}], "open_questions": ["..."]}'
+        f"Research topic: {topic}\n\nSub-questions:\n{asked}\n\nNumbered sources:\n{listing}\n\n"
+        f"Relations extracted from them (evidence, not sentences to copy):\n{relations}\n\n"
+        f"Write at most {limit} key findings, each one short sentence of your own supported by the sources, and "
+        "up to 3 open questions. List the sub-questions the sources do not answer. Answer with JSON only: "
+        '{"findings": [{"text": "...", "citations": [1, 2]}], "open_questions": ["..."], "unanswered": ["..."]}'
     )
     text = _generate(
         model=model,
@@ -208,8 +256,11 @@ def research_synthesise(*, topic: str, model: str, sources: Sequence[SourceDiges
         synthesis = Synthesis()
     if not synthesis.findings:
         logger.info("research synthesis answer was not usable JSON; writing the extractive one")
-        fallback = _extractive(topic=topic, model=model, sources=sources, facts=facts)
+        fallback = _extractive(
+            topic=topic, model=model, sources=sources, sub_questions=questions, similarity=similarity
+        )
         synthesis.findings = fallback.findings
+        synthesis.unanswered = fallback.unanswered
         synthesis.open_questions = synthesis.open_questions or fallback.open_questions
     return synthesis
 
@@ -224,3 +275,17 @@ def summary_line(*, topic: str, papers: int, articles: int, local: int) -> str:
     if local:
         line += f" (plus {plural(local, 'source', 'sources')} from the platform's World Graph)"
     return f"{line} on {topic[:300]}."
+
+
+def coverage_line(*, topic: str, sources: int, covered: bool, unanswered: Sequence[str], asked: int) -> str:
+    """What the sources answered: nothing (the synthesis was not charged), or the sub-questions they did not."""
+    if not sources:
+        return f"No source read covers {topic[:200]}: no findings were written and the synthesis was not charged."
+    if not covered:
+        return (
+            f"The sources read do not cover {topic[:200]}: no findings were written and the synthesis was not charged."
+        )
+    if not unanswered:
+        return f"The sources answer all {asked} sub-questions." if asked > 1 else "The sources answer the topic."
+    listed = "; ".join(f"“{q[:120]}”" for q in unanswered[:5])
+    return f"The sources do not answer {len(unanswered)} of {asked} sub-questions: {listed}."

@@ -121,6 +121,7 @@ class Extracted:
     short: str = ""
     relevance: float = 0.0
     chain: list[int] = field(default_factory=list)
+    sentences: list[tuple[int, str]] = field(default_factory=list)  # the cited whole sentences, (n, text)
 
 
 @dataclass
@@ -573,6 +574,7 @@ def extract_answer(
         short=short,
         relevance=relevance,
         chain=[s.n for s in support[:2]] if chain is not None else [],
+        sentences=[(s.n, s.text) for s in support],
     )
 
 
