@@ -1,0 +1,293 @@
+"""The asynchronous client: the same methods as Client, awaited; lists are async iterators.
+
+async with AsyncClient("https://exograph.example", api_key="exo_…") as exo:
+    async for graph in exo.graphs.list():
+        print(graph.name, graph.counts.entities)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from exograph_client import _core
+from exograph_client._core import DEFAULT_TIMEOUT, RETRY_STATUSES, Call, RetryPolicy
+from exograph_client.client import _finished, _timed_out
+from exograph_client.errors import error_from_response
+from exograph_client.models import (
+    Balance,
+    ChatAnswer,
+    Document,
+    DocumentSummary,
+    Entity,
+    Graph,
+    Quote,
+    Report,
+    ResearchSession,
+    SearchResult,
+)
+
+
+class AsyncClient:
+    """ExoGraph REST client: base URL, API key and default scope. Every error answer raises ExoGraphError."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        scope: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        max_retry_wait: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.scope = _core.check_scope(scope)
+        self.retry = RetryPolicy(max_retries=max_retries, max_wait=max_retry_wait)
+        self.sleep = sleep
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=_core.default_headers(api_key, self.scope, headers),
+            timeout=timeout,
+            transport=transport,
+        )
+        self.graphs = Graphs(self)
+        self.documents = Documents(self)
+        self.chat = Chat(self)
+        self.research = Research(self)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def __repr__(self) -> str:
+        return f"AsyncClient(base_url={self.base_url!r}, api_key='exo_***', scope={self.scope!r})"
+
+    # --- transport -------------------------------------------------------------------------------
+
+    async def send(self, call: Call, *, stream: bool = False) -> httpx.Response:
+        """Send a call, retrying 429/503 (Retry-After honoured, bounded); raise ExoGraphError on an error answer.
+        With stream=True the answer's body is not read yet (the caller closes the response)."""
+        attempt = 0
+        while True:
+            request = self._http.build_request(
+                call.method, call.path, params=call.params, json=call.json, files=call.files, data=call.data,
+                headers=call.headers,
+            )  # fmt: skip
+            try:
+                response = await self._http.send(request, stream=stream)
+            except httpx.HTTPError as exc:
+                raise _core.transport_error(call, exc, self.base_url) from exc
+            if response.status_code < 400:
+                return response
+            if stream:
+                await response.aread()
+                await response.aclose()
+            error = error_from_response(response)
+            if response.status_code in RETRY_STATUSES and attempt < self.retry.max_retries:
+                await self.sleep(self.retry.delay(attempt, error.retry_after))
+                attempt += 1
+                continue
+            raise error
+
+    async def call(self, call: Call) -> Any:
+        return _core.json_of(await self.send(call), call)
+
+    async def pages(self, call: Call | None) -> AsyncIterator[Any]:
+        """Every item of a paginated list, page after page (following `next`)."""
+        while call is not None:
+            results, call = _core.next_page(await self.call(call))
+            for item in results:
+                yield item
+
+    # --- top-level methods -----------------------------------------------------------------------
+
+    async def search(
+        self, query: str, *, n_results: int = 10, graph_id: str | None = None, graph_scope: str | None = None
+    ) -> SearchResult:
+        """Entities by meaning and name (GET /entities/search)."""
+        return SearchResult.model_validate(await self.call(_core.search(query, n_results, graph_id, graph_scope)))
+
+    async def world_entity(self, entity: str, *, evidence: bool = False, limit: int = 25) -> Entity:
+        """An entity of the World Graph (its relations are in the answer's extra field `related`)."""
+        body = await self.call(_core.world_entity(entity, evidence, limit))
+        return Entity.model_validate({**body["entity"], "related": body.get("related", [])})
+
+    async def balance(self) -> Balance:
+        return Balance.model_validate(await self.call(_core.balance()))
+
+
+class Graphs:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def list(self, *, graph_scope: str | None = None, page_size: int | None = None) -> AsyncIterator[Graph]:
+        async for item in self._client.pages(_core.graphs_list(graph_scope, page_size)):
+            yield Graph.model_validate(item)
+
+    async def create(self, name: str, *, graph_scope: str | None = None) -> Graph:
+        return Graph.model_validate(await self._client.call(_core.graphs_create(name, graph_scope)))
+
+    async def get(self, graph_id: str) -> Graph:
+        return Graph.model_validate(await self._client.call(_core.graphs_get(graph_id)))
+
+    async def iter_export(self, graph_id: str, format: str = "jsonl") -> AsyncIterator[bytes]:
+        """The export streamed, chunk by chunk (the World Graph, id "world": your contributions only)."""
+        response = await self._client.send(_core.graphs_export(graph_id, format), stream=True)
+        try:
+            async for chunk in response.aiter_bytes():
+                yield chunk
+        finally:
+            await response.aclose()
+
+    async def export(self, graph_id: str, format: str = "jsonl", *, to: str | os.PathLike[str] | None = None) -> bytes:
+        """The export in one piece; with `to`, streamed into that file instead (and b"" returned)."""
+        if to is None:
+            return b"".join([chunk async for chunk in self.iter_export(graph_id, format)])
+        with Path(to).open("wb") as out:
+            async for chunk in self.iter_export(graph_id, format):
+                out.write(chunk)
+        return b""
+
+
+class Documents:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def upload(
+        self,
+        file: str | os.PathLike[str] | bytes | None = None,
+        *,
+        text: str | None = None,
+        filename: str | None = None,
+        title: str | None = None,
+        source_url: str | None = None,
+        text_format: str | None = None,
+        graph_id: str | None = None,
+        graph_scope: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Document:
+        """Upload a file (a path or its bytes) or a text; charged (an Idempotency-Key makes retries safe).
+        The answer's status is pending/processing, or unchanged when the same file is already in the graph."""
+        call = _core.documents_upload(
+            file, text=text, filename=filename, title=title, source_url=source_url, text_format=text_format,
+            graph_id=graph_id, graph_scope=graph_scope, dry_run=False, idempotency_key=idempotency_key,
+        )  # fmt: skip
+        return Document.model_validate(await self._client.call(call))
+
+    async def quote(
+        self,
+        file: str | os.PathLike[str] | bytes | None = None,
+        *,
+        text: str | None = None,
+        filename: str | None = None,
+        title: str | None = None,
+        graph_id: str | None = None,
+        graph_scope: str | None = None,
+    ) -> Quote:
+        """What the upload would cost (dry run: nothing charged)."""
+        call = _core.documents_upload(
+            file, text=text, filename=filename, title=title, source_url=None, text_format=None,
+            graph_id=graph_id, graph_scope=graph_scope, dry_run=True, idempotency_key=None,
+        )  # fmt: skip
+        return Quote.model_validate(await self._client.call(call))
+
+    async def get(self, document_id: str) -> Document:
+        return Document.model_validate(await self._client.call(_core.documents_get(document_id)))
+
+    async def list(
+        self, *, graph_scope: str | None = None, page_size: int | None = None
+    ) -> AsyncIterator[DocumentSummary]:
+        async for item in self._client.pages(_core.documents_list(graph_scope, page_size)):
+            yield DocumentSummary.model_validate(item)
+
+    async def wait_until_processed(self, document_id: str, *, timeout: float = 600.0, poll: float = 1.0) -> Document:
+        """Poll until the document is processed (or unchanged). Raises DocumentFailedError, WaitTimeoutError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            document = await self.get(document_id)
+            if document.done:
+                return _finished(document)
+            if time.monotonic() >= deadline:
+                raise _timed_out("document", document_id, document.status, timeout)
+            await self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+
+
+class Chat:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def ask(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        graph_id: str | None = None,
+        graph_scope: str | None = None,
+        model: str | None = None,
+        reasoning_engine: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ChatAnswer:
+        """A question answered from your graphs, with its cited evidence (charged; refunded if not answered)."""
+        call = _core.chat_ask(
+            message, session_id=session_id, graph_id=graph_id, graph_scope=graph_scope, model=model,
+            reasoning_engine=reasoning_engine, idempotency_key=idempotency_key,
+        )  # fmt: skip
+        return ChatAnswer.model_validate(await self._client.call(call))
+
+
+class Research:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def start(self, query: str, *, idempotency_key: str | None = None, **options: Any) -> ResearchSession:
+        """Start a session (options: budget_credits, graph_id, graph_scope, model, sources, date_from, date_to,
+        excluded_domains, watch). Holds its budget."""
+        return ResearchSession.model_validate(
+            await self._client.call(_core.research_start(query, options, idempotency_key))
+        )
+
+    async def get(self, session_id: str) -> ResearchSession:
+        return ResearchSession.model_validate(await self._client.call(_core.research_get(session_id)))
+
+    async def list(
+        self, *, graph_scope: str | None = None, page_size: int | None = None
+    ) -> AsyncIterator[ResearchSession]:
+        async for item in self._client.pages(_core.research_list(graph_scope, page_size)):
+            yield ResearchSession.model_validate(item)
+
+    async def report(self, session_id: str) -> Report | None:
+        """The session's structured report (None until it has one)."""
+        return (await self.get(session_id)).report
+
+    async def export_report(self, session_id: str, format: str = "md") -> bytes:
+        """The report as Markdown or DOCX."""
+        return (await self._client.send(_core.research_export(session_id, format))).content
+
+    async def wait(self, session_id: str, *, timeout: float = 900.0, poll: float = 2.0) -> ResearchSession:
+        """Poll until the session is completed, failed or cancelled. Raises WaitTimeoutError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            session = await self.get(session_id)
+            if session.done:
+                return session
+            if time.monotonic() >= deadline:
+                raise _timed_out("research session", session_id, session.status, timeout)
+            await self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))

@@ -1,0 +1,252 @@
+"""Typed models of the ExoGraph REST answers (the shapes of /api/v1/schema/). Unknown fields are kept (extra="allow"),
+so a newer server's additions never break an older client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+# --- graphs ----------------------------------------------------------------------------------------
+
+
+class GraphCounts(Model):
+    entities: int = 0
+    relations: int = 0
+    documents: int = 0
+
+
+class Graph(Model):
+    id: str
+    name: str
+    scope: str
+    type: str
+    created: str
+    counts: GraphCounts = Field(default_factory=GraphCounts)
+    owned: bool = False
+    embedding_model: str = ""
+    embedding_dim: int | None = None
+
+
+# --- documents -------------------------------------------------------------------------------------
+
+TERMINAL_DOCUMENT_STATUSES = frozenset({"processed", "failed", "cancelled", "unchanged"})
+
+
+class DocumentFailure(Model):
+    stage: str = ""
+    reason: str = ""
+
+
+class DocumentWarning(Model):
+    code: str = ""
+    message: str = ""
+
+
+class DocumentSummary(Model):
+    """A row of GET /documents/."""
+
+    id: str
+    filename: str = ""
+    title: str = ""
+    pages: int = 0
+    created: str = ""
+    scope: str = ""
+    status: str
+    progress: int = 0
+    graph_id: str = ""
+
+
+class Document(DocumentSummary):
+    """GET /documents/{id}/; an upload's answer adds credits_charged and balance."""
+
+    content_type: str = ""
+    source_url: str = ""
+    source_type: str = ""
+    published: str | None = None
+    size: int = 0
+    pages_estimated: bool = False
+    text_engine: str = ""
+    ocr_pages: int = 0
+    stage: str = ""
+    failure: DocumentFailure | None = None
+    chunk_count: int = 0
+    entity_count: int = 0
+    relation_count: int = 0
+    processed_at: str | None = None
+    warnings: list[DocumentWarning] = Field(default_factory=list)
+    credits_charged: int | None = None
+    balance: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL_DOCUMENT_STATUSES
+
+
+class Quote(Model):
+    """A dry run's answer: the price, nothing charged."""
+
+    dry_run: bool = True
+    credits_needed: int
+    balance: int
+    covered: bool
+    refusal: dict[str, Any] | None = None
+
+
+# --- search, evidence ------------------------------------------------------------------------------
+
+
+class EntityHit(Model):
+    id: str
+    name: str
+    type: str
+    graph_id: str
+    graph_name: str = ""
+    relevance: float
+    context: str = ""
+
+
+class SearchResult(Model):
+    query: str
+    count: int
+    results: list[EntityHit]
+
+
+class Entity(Model):
+    """An entity of the World Graph (GET /world/entities/{entity}/)."""
+
+    id: str
+    name: str
+    type: str
+    description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    mentions: int = 0
+    graph_id: str = ""
+
+
+class Evidence(Model):
+    """One item a chat answer considered or cites: a passage, fact, relation or entity with its provenance."""
+
+    n: int
+    kind: str
+    origin: str = ""
+    text: str
+    graph_id: str = ""
+    document_id: str | None = None
+    source: str = ""
+    url: str | None = None
+    page: int | None = None
+    chunk_id: str | None = None
+    view_url: str | None = None
+    cited: bool | None = None
+
+
+# --- chat ------------------------------------------------------------------------------------------
+
+
+class Citations(Model):
+    grounded: bool = False
+    support_score: float = 0.0
+    cited: list[int] = Field(default_factory=list)
+    invalid: list[int] = Field(default_factory=list)
+    uncited: list[str] = Field(default_factory=list)
+    unsupported: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ChatAnswer(Model):
+    session_id: str
+    message_id: str
+    title: str = ""
+    answer: str
+    model: str = ""
+    reasoning_engine: str = ""
+    graph_scope: str = ""
+    graph_id: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    considered: list[Evidence] = Field(default_factory=list)
+    answered: bool = False
+    short_answer: str = ""
+    grounded: bool = False
+    support_score: float = 0.0
+    citations: Citations = Field(default_factory=Citations)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    credits_charged: int = 0
+    balance: int = 0
+
+
+# --- research --------------------------------------------------------------------------------------
+
+TERMINAL_RESEARCH_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+class ResearchProgress(Model):
+    step: str = ""
+    percent: int = 0
+    sources_found: int = 0
+    sources_read: int = 0
+
+
+class Finding(Model):
+    text: str
+    citations: list[int] = Field(default_factory=list)
+
+
+class ReportSource(Model):
+    number: int
+    title: str = ""
+    url: str | None = None
+    kind: str = ""
+    published: str | None = None
+    document_id: str | None = None
+
+
+class Report(Model):
+    summary: str = ""
+    findings: list[Finding] = Field(default_factory=list)
+    open_questions: list[str] = Field(default_factory=list)
+    sources: list[ReportSource] = Field(default_factory=list)
+
+
+class ResearchSession(Model):
+    id: str
+    topic: str
+    status: str
+    scope: str = ""
+    graph_id: str | None = None
+    graph_name: str = ""
+    model: str = ""
+    created: str = ""
+    completed: str | None = None
+    progress: ResearchProgress = Field(default_factory=ResearchProgress)
+    credits_held: int = 0
+    credits_spent: int = 0
+    note: str = ""
+    error: str = ""
+    papers: int = 0
+    articles: int = 0
+    watch: str | None = None
+    watch_of: str | None = None
+    report: Report | None = None
+    # Only in the answer of POST /research/:
+    credits_charged: int | None = None
+    balance: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL_RESEARCH_STATUSES
+
+
+# --- billing ---------------------------------------------------------------------------------------
+
+
+class Balance(Model):
+    balance: int
+    held: int = 0
+    plan: str = ""
+    rate_limits: dict[str, Any] = Field(default_factory=dict)
+    purchases_enabled: bool = False
