@@ -603,7 +603,7 @@ async def list_chat_sessions(
     the result names the cursor for the next page. Free.
     """
     bridge = bridge_of(ctx)
-    scope = graph_scope or bridge.default_scope(ctx)
+    scope = effective_scope(ctx, graph_scope)  # the REST rule: argument, else the connection's scope, else private
     async with client_for(ctx) as exo:
         response = await exo.chat_sessions(graph_scope=scope, limit=limit, cursor=cursor)
     page = formatting.format_chat_sessions(response, scope=scope, limit=bridge.settings.max_output_chars)
@@ -747,7 +747,7 @@ async def list_research_sessions(
     more exist the result names the cursor for the next page. Free.
     """
     bridge = bridge_of(ctx)
-    scope = graph_scope or bridge.default_scope(ctx)  # neither: every scope (as the REST list)
+    scope = effective_scope(ctx, graph_scope)  # the REST rule: argument, else the connection's scope, else private
     async with client_for(ctx) as exo:
         response = await exo.research_sessions(graph_scope=scope, limit=limit, cursor=cursor)
     page = formatting.format_research_sessions(response, scope=scope, limit=bridge.settings.max_output_chars)

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from billing.metering import DryRunField, Meter
 from billing.services import quote_out
-from exograph.core.api import Cursor, ScopeField, actor_of, range_field, validated
+from exograph.core.api import Cursor, ScopeField, actor_of, range_field, request_scope, validated
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 from exograph.core.scope import Scope
 from exograph.documents.serializers import QuoteOutSerializer
@@ -177,15 +177,10 @@ class ResearchListCreateApi(APIView):
         summary="list_research_sessions: newest first (free, cursor-paged)",
     )
     def get(self, request: Request) -> Response:
-        """list_research_sessions(graph_scope?, limit=10): limit 1..100, else 400; graph_scope defaults to the
-        X-Graph-Scope header when one is sent, else all scopes."""
+        """list_research_sessions(graph_scope?, limit=10): limit 1..100, else 400; of the request's scope
+        (request_scope: graph_scope, else the X-Graph-Scope header, else private)."""
         data = validated(self.ResearchListSerializer, request.query_params)
-        # graph_scope, else an X-Graph-Scope header sent with the request, else every scope.
-        if data.get("graph_scope"):
-            scope: Scope | None = Scope(data["graph_scope"])
-        else:
-            scope = request.graph_scope if request.headers.get("X-Graph-Scope") else None  # type: ignore[attr-defined]
-        sessions = research_session_list_for_user(user=actor_of(request), scope=scope)
+        sessions = research_session_list_for_user(user=actor_of(request), scope=request_scope(request, data))
         paginator = ResearchPagination()
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response([research_session_summary_out(s) for s in page or []])
@@ -233,7 +228,7 @@ class ResearchListCreateApi(APIView):
             "budget_credits": data.get("budget_credits"),
             "graph_id": data.get("graph_id") or None,
             "scope": Scope(data["graph_scope"]) if data.get("graph_scope") else None,
-            "default_scope": request.graph_scope,  # type: ignore[attr-defined]
+            "default_scope": request_scope(request, {}),  # with no graph_scope and no graph_id
             "model": data.get("model") or "snap",
             "sources": data.get("sources"),
             "date_from": data.get("date_from"),

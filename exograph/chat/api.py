@@ -173,10 +173,10 @@ class ChatSessionListCreateApi(APIView):
         summary="list_chat_sessions: your sessions, most recently updated first (cursor-paged)",
     )
     def get(self, request: Request) -> Response:
-        """list_chat_sessions: newest first, cursor-paged; graph_scope filters (default: all scopes)."""
+        """list_chat_sessions: newest first, cursor-paged; of the request's scope (request_scope: graph_scope, else
+        the X-Graph-Scope header, else private)."""
         data = validated(self.ListSerializer, request.query_params)
-        scope = data.get("graph_scope") or None
-        sessions = chat_session_list_for_user(user=actor_of(request), scope=scope)
+        sessions = chat_session_list_for_user(user=actor_of(request), scope=request_scope(request, data))
         paginator = SessionPagination()
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response([session_out(s) for s in page or []])
@@ -276,7 +276,7 @@ class ChatMessageCreateApi(APIView):
             model=data.get("model") or None,
             engine=data.get("reasoning_engine") or None,
             scope=data.get("graph_scope") or None,
-            default_scope=request.graph_scope,
+            default_scope=request_scope(request, {}),  # a new session's; a continued one keeps its own
             graph_id=data.get("graph_id") if "graph_id" in data else None,
         )
         meter = Meter.from_request(request, endpoint=MESSAGE_ENDPOINT)

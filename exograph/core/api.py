@@ -238,8 +238,8 @@ def range_field(*, maximum: int, default: int, minimum: int = 1) -> serializers.
 
 
 def request_scope(request: Any, data: dict[str, Any]) -> Any:
-    """The scope for this call: the graph_scope argument if given, else the header's (default private)."""
-    from exograph.core.scope import Scope
+    """The scope for this call (exograph.core.scope.scope_resolve): the graph_scope argument if given, else the
+    X-Graph-Scope header if sent, else private."""
+    from exograph.core.scope import scope_resolve
 
-    value = data.get("graph_scope")
-    return Scope(value) if value else request.graph_scope
+    return scope_resolve(request, data.get("graph_scope"))

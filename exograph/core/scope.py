@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 
@@ -28,3 +30,15 @@ def parse_scope(value: str | None, *, default: Scope = Scope.PRIVATE, source: st
             hint=f"Send {source} as 'world' (shared world graphs) or 'private' (only your own graphs).",
         )
     return Scope(normalized)
+
+
+def scope_resolve(request: Any, argument: str | None = None) -> Scope:
+    """The scope of a call, one rule for every door (documents, graphs, chat sessions, research; lists and writes):
+    the `graph_scope` argument (query string or body) when given, else the X-Graph-Scope header when sent, else
+    private. A list shows only that scope's items (list the other scope by asking for it); a write creates in it.
+    Two refinements keep an existing object's scope: a write into a given graph_id takes that graph's scope when
+    no argument is sent (research), and a chat message continues its session's scope. Raises ValidationError (400)
+    on a value other than world/private."""
+    if argument is not None and str(argument).strip():
+        return parse_scope(str(argument))
+    return parse_scope(request.headers.get(SCOPE_HEADER), source=SCOPE_HEADER)

@@ -39,7 +39,7 @@ def test_create_list_get_rename_delete_session(alice_client):  # type: ignore[no
     assert body["graph_scope"] == "private"
     second = alice_client.post(SESSIONS, {"graph_scope": "world"}, format="json").json()
     listed = alice_client.get(SESSIONS).json()
-    assert [s["id"] for s in listed["results"]] == [second["id"], body["id"]]  # newest first
+    assert [s["id"] for s in listed["results"]] == [body["id"]]  # the request's scope: private (scope_resolve)
     assert [s["id"] for s in alice_client.get(SESSIONS, {"graph_scope": "world"}).json()["results"]] == [second["id"]]
     detail = alice_client.get(f"{SESSIONS}{body['id']}/").json()
     assert detail["messages"] == [] and detail["title"] == "ML talk"
