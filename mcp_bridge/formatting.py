@@ -326,16 +326,37 @@ def _evidence_line(item: Mapping[str, Any]) -> str:
     return f"[{item.get('n', '?')}] {mark} {where}"
 
 
+CONSIDERED_SHOWN = 8
+
+
 def format_chat_reply(response: Mapping[str, Any], *, limit: int) -> str:
-    """send_chat_message: '💬 Chat Response', the answer, its cited sources, the session, 'Usage: … | Balance: …'."""
+    """send_chat_message: '💬 Chat Response', the answer, its short answer, its cited sources (each with what it
+    says), whether it is grounded (or not in the documents, and refunded), the evidence considered but not cited
+    (briefly), the session, 'Usage: … | Balance: …'."""
     answer = str(response.get("answer") or "").strip() or "(the model gave no answer)"
     lines = ["💬 Chat Response", "", answer]
+    short = str(response.get("short_answer") or "").strip()
+    if short and response.get("answered") is not False:
+        lines += ["", f"Short answer: {short}"]
     evidence = [item for item in response.get("evidence") or [] if isinstance(item, Mapping)]
     if evidence:
-        lines += ["", "Sources:", *(_evidence_line(item) for item in evidence)]
+        lines += ["", "Sources:"]
+        for item in evidence:
+            lines.append(_evidence_line(item))
+            said = _clip(item.get("text"), 200)
+            if said and said != "…":
+                lines.append(f"    {item.get('kind') or 'passage'}: “{said}”")
     citations = response.get("citations") or {}
     unsupported = citations.get("unsupported") if isinstance(citations, Mapping) else None
-    if response.get("grounded") is False:
+    usage = response.get("usage") if isinstance(response.get("usage"), Mapping) else {}
+    if response.get("answered") is False:
+        refunded = int(usage.get("credits_refunded") or 0) if usage else 0
+        lines += [
+            "",
+            "📭 Not in your documents: the evidence does not answer this question (not grounded)"
+            + (f"; not charged ({refunded} credits refunded)." if refunded else "."),
+        ]
+    elif response.get("grounded") is False:
         score = float(response.get("support_score") or 0)
         lines += [
             "",
@@ -343,6 +364,22 @@ def format_chat_reply(response: Mapping[str, Any], *, limit: int) -> str:
             + (f"{len(unsupported)} statement(s) lack a supporting source. " if unsupported else "")
             + "Treat uncited statements with care.",
         ]
+    elif response.get("grounded") is True:
+        lines += ["", f"✅ Grounded in the cited sources (support {float(response.get('support_score') or 0):.2f})."]
+    considered = [
+        item
+        for item in response.get("considered") or []
+        if isinstance(item, Mapping) and not item.get("cited") and _clip(item.get("text"), 80) not in ("", "…")
+    ]
+    if considered:
+        shown = [
+            f"[{item.get('n', '?')}] {item.get('kind') or 'passage'}: {_clip(item.get('text'), 80)}"
+            for item in considered[:CONSIDERED_SHOWN]
+        ]
+        more = len(considered) - len(shown)
+        lines += ["", "Also considered (not cited):", *(f"  {line}" for line in shown)]
+        if more > 0:
+            lines.append(f"  … and {more} more in the structured result (considered).")
     lines += [
         "",
         f"Session ID: `{response.get('session_id', '')}` | Model: {response.get('model', '')} | "

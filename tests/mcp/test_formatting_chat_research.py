@@ -235,3 +235,64 @@ def test_research_status_does_not_repeat_a_summary_that_already_counts_the_sourc
     done = {**RESEARCH, "status": "completed", "report": {**REPORT, "summary": summary}, "papers": 2, "articles": 1}
     text = format_research_status(done, limit=LIMIT).text
     assert text.count("Found 2 academic papers") == 1 and summary in text
+
+
+def _chain_reply(**overrides):  # type: ignore[no-untyped-def]
+    cited = [
+        {
+            "n": 1,
+            "kind": "passage",
+            "origin": "private",
+            "text": "Acme Corp completed its acquisition of Pico Systems in 2024.",
+            "document_id": "d-1",
+            "source": "acme.txt",
+            "page": 1,
+            "cited": True,
+        },
+        {
+            "n": 2,
+            "kind": "passage",
+            "origin": "private",
+            "text": "The BL-9 sensor is manufactured by Pico Systems in Leeds.",
+            "document_id": "d-2",
+            "source": "bl9.txt",
+            "page": 1,
+            "cited": True,
+        },
+    ]
+    uncited = [{"n": 3, "kind": "fact", "origin": "private", "text": "Pico Systems located in Leeds", "cited": False}]
+    reply = {
+        "session_id": SESSION["id"], "answer": "Acme Corp [1, 2]. Acme Corp completed its acquisition of Pico "
+        "Systems in 2024 [1]. The BL-9 sensor is manufactured by Pico Systems in Leeds [2].",
+        "short_answer": "Acme Corp", "answered": True, "model": "snap", "reasoning_engine": "graph",
+        "graph_scope": "private", "evidence": cited, "considered": [*cited, *uncited], "grounded": True,
+        "support_score": 1.0, "citations": {"cited": [1, 2], "unsupported": []},
+        "usage": {"credits": 3, "credits_refunded": 0}, "credits_charged": 3, "balance": 97,
+    }  # fmt: skip
+    return {**reply, **overrides}
+
+
+def test_chat_reply_shows_the_short_answer_what_each_cited_source_says_grounding_and_the_uncited_briefly():
+    reply = _chain_reply()
+    lines = format_chat_reply(reply, limit=LIMIT).splitlines()
+    assert lines[:3] == ["💬 Chat Response", "", reply["answer"]]  # the contract's head is unchanged
+    assert "Short answer: Acme Corp" in lines
+    at = lines.index("[1] 🔒 acme.txt, p. 1 (document `d-1`)")
+    assert lines[at + 1] == "    passage: “Acme Corp completed its acquisition of Pico Systems in 2024.”"
+    assert "✅ Grounded in the cited sources (support 1.00)." in lines
+    assert lines[lines.index("Also considered (not cited):") + 1 :][:1] == ["  [3] fact: Pico Systems located in Leeds"]
+    assert not any(line.startswith("  [1]") for line in lines)  # cited items are not listed again
+    assert lines[-1] == "Usage: 3 credits | Balance: 97 credits"
+
+
+def test_chat_reply_the_documents_do_not_answer_says_so_not_grounded_and_refunded():
+    reply = _chain_reply(
+        answer="Your documents don't say who won the 2018 World Cup. The closest passages are about Acme Corp [1].",
+        short_answer="", answered=False, grounded=False, support_score=0.0, evidence=_chain_reply()["evidence"][:1],
+        usage={"credits": 0, "credits_refunded": 3}, credits_charged=0, balance=100,
+    )  # fmt: skip
+    text = format_chat_reply(reply, limit=LIMIT)
+    assert "📭 Not in your documents: the evidence does not answer this question (not grounded); not charged " \
+        "(3 credits refunded)." in text  # fmt: skip
+    assert "Short answer:" not in text and "✅ Grounded" not in text and "Not fully grounded" not in text
+    assert text.splitlines()[-1] == "Usage: 0 credits | Balance: 100 credits"
