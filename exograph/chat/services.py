@@ -10,8 +10,9 @@ answer deletes in its own transaction; a lease left behind expires and the perio
 from __future__ import annotations
 
 import logging
+import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -34,29 +35,40 @@ from exograph.core.llm.extractive import (
     RELEVANCE_MIN,
     Similarity,
     Statement,
-    evidence_relevance,
     extract_answer,
 )
 from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
 from exograph.core.models import Lease
 from exograph.core.scope import Scope
-from exograph.graphs.embeddings import get_embedder
+from exograph.graphs.embeddings import embedding_similarity
 from exograph.graphs.selectors import graph_get_for_user
 
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
+NOT_IN_DOCUMENTS = "Not in the documents"
 SYSTEM_PROMPT = (
     "You answer questions using only the numbered evidence below. Each item is labelled with its origin "
-    "(private: the user's own graph; world: the shared World Graph; web: a web page). Cite every factual "
-    "sentence with the numbers of the items that support it, e.g. [2] or [1, 3]. Never state a figure or "
-    "a name the cited evidence does not contain. If the evidence does not hold the answer, say plainly "
-    "that the graphs do not hold it. Answer briefly."
+    "(private: the user's own graph; world: the shared World Graph; web: a web page) and its kind (passage, "
+    "fact, relation, entity). Start with the short answer alone (a name, place, date, number, yes or no, or a "
+    'short phrase) and its citations, e.g. "Acme Corp [1][2].", then at most three sentences that support '
+    "it, each citing the numbers of the items it rests on, e.g. [2] or [1, 3]. When the answer takes two steps "
+    "(the question names one thing and the evidence links it to another), cite every link. Never state a "
+    "figure or a name the cited evidence does not contain, and never copy a relation's wording as a sentence. "
+    f'If the evidence does not answer the question, reply with "{NOT_IN_DOCUMENTS}:" followed by one '
+    "sentence on what the closest items are about, and nothing else."
 )
 CHECK_PROMPT = (
     "Check the draft answer below against the numbered evidence. Keep sentences whose figures and names "
-    "their cited items contain; rewrite or drop the others; keep the [n] citations. Reply with the "
-    "revised answer only."
+    "their cited items contain; rewrite or drop the others; keep the [n] citations and the short answer "
+    f'first. If the evidence does not answer the question, reply with "{NOT_IN_DOCUMENTS}:" and one sentence '
+    "on what the closest items are about. Reply with the revised answer only."
+)
+# A reply saying the evidence does not answer (the prompt's phrase, or the usual ways of saying it).
+_NOT_ANSWERED = re.compile(
+    r"^\W*(not in (the|your) documents|(the|your) (documents|evidence|graphs?) (do not|don't|does not|doesn't) "
+    r"(say|hold|contain|answer|mention))",
+    re.IGNORECASE,
 )
 
 TokenSink = Callable[[str], None]
@@ -237,9 +249,13 @@ def _prior_evidence(session: ChatSession | None) -> dict[int, dict[str, Any]]:
 
 
 def _evidence_block(items: list[dict[str, Any]], budget: int) -> str:
+    """The numbered evidence as the model reads it: facts, relations and entities first (the graph's links,
+    with their numbers), then passages."""
     lines: list[str] = []
     used = 0
-    for item in items:
+    facts = [item for item in items if item.get("kind") in ("fact", "relation", "entity")]
+    passages = [item for item in items if item.get("kind") not in ("fact", "relation", "entity")]
+    for item in [*facts, *passages]:
         where = item.get("source") or item.get("url") or item.get("graph_id") or ""
         line = f"[{item['n']}] ({item['origin']}, {item['kind']}{', ' + where if where else ''}) {item['text']}"
         cost = token_count(line)
@@ -276,10 +292,17 @@ def _generate(
             "short_answer": extracted.short,
             "relevance": extracted.relevance,
         }
+    # The extractive reader's view of the same evidence: whether it answers, and the chain it followed.
+    reading = extract_answer(question=plan.message, statements=statements, similarity=similarity)
     model = model_for(plan.model)
     context = context_tokens_for(plan.model)
     evidence = _evidence_block(items, budget=max(256, context - settings.CHAT_MAX_OUTPUT_TOKENS))
-    system = f"{SYSTEM_PROMPT}\n\nEvidence:\n{evidence or '(none)'}"
+    # The links of a chain the extractive reader followed (the question's subject to the far end) are named.
+    linked = ""
+    if len(reading.chain) > 1:
+        linked = "Linked items (the question's subject to its answer): " + ", ".join(f"[{n}]" for n in reading.chain)
+        linked += "\n\n"
+    system = f"{SYSTEM_PROMPT}\n\n{linked}Evidence:\n{evidence or '(none)'}"
     messages = [*history, {"role": "user", "content": plan.message}]
     first = llm_generate(
         provider=provider,
@@ -300,17 +323,26 @@ def _generate(
             max_tokens=settings.CHAT_MAX_OUTPUT_TOKENS,
             on_token=on_token,
         )
-    relevance = evidence_relevance(question=plan.message, statements=statements, similarity=similarity)
+    # Answered when the evidence covers the question (the extractive bound) and the model did not say otherwise.
+    said_not = bool(_NOT_ANSWERED.search(reply.text))
+    answered = reading.relevance >= RELEVANCE_MIN and not said_not
     return {
         "text": reply.text,
         "provider": reply.provider,
         "model": reply.model,
         "input_tokens": first.input_tokens + (reply.input_tokens if reply is not first else 0),
         "output_tokens": first.output_tokens + (reply.output_tokens if reply is not first else 0),
-        "answered": relevance >= RELEVANCE_MIN,
-        "short_answer": "",
-        "relevance": relevance,
+        "answered": answered,
+        "short_answer": short_answer_of(reply.text) if answered else "",
+        "relevance": reading.relevance,
     }
+
+
+def short_answer_of(reply: str) -> str:
+    """The short answer a model's reply starts with: its first sentence without citations, when short."""
+    first = re.split(r"(?<=[.!?])\s+|\n", reply.strip(), maxsplit=1)[0]
+    text = re.sub(r"\s*\[[\d,\s-]+\]", "", first).strip().rstrip(".!?").strip()
+    return text if 0 < len(text.split()) <= 12 else ""
 
 
 def _statements(items: list[dict[str, Any]]) -> list[Statement]:
@@ -326,24 +358,7 @@ def _statements(items: list[dict[str, Any]]) -> list[Statement]:
 
 
 def _similarity() -> Similarity | None:
-    """Cosine similarity of a query to texts with the deployment's embedder (unit vectors: a dot product),
-    or None when the embedder is unavailable (then words alone decide)."""
-    try:
-        embedder = get_embedder()
-    except ExoGraphError:
-        return None
-
-    def similarity(query: str, texts: Sequence[str]) -> list[float]:
-        if not texts:
-            return []
-        try:
-            vectors = embedder.embed([query, *texts])
-        except ExoGraphError:
-            return [0.0] * len(texts)
-        head = vectors[0]
-        return [sum(a * b for a, b in zip(head, vector, strict=False)) for vector in vectors[1:]]
-
-    return similarity
+    return embedding_similarity()
 
 
 def _renumber(answer: str, items: list[dict[str, Any]], start: int) -> tuple[str, list[dict[str, Any]]]:

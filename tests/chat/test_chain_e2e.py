@@ -88,3 +88,21 @@ def test_extractive_answer_cites_both_halves_of_the_chain(alice_client, chain): 
     assert body["grounded"] is True and body["support_score"] == 1.0
     for item in body["evidence"]:
         assert f"[{item['n']}]" in body["answer"]
+
+
+def test_a_configured_model_is_told_which_items_link_a_paraphrased_chain(alice_client, chain, openai_chat):  # type: ignore[no-untyped-def]
+    openai_chat.queue("Acme Corporation [1][2].")
+    response = alice_client.post(
+        MESSAGES,
+        {"message": "Who owns the firm that makes the Cygnus Engine?", "reasoning_engine": "graph"},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    system = openai_chat.bodies[0]["messages"][0]["content"]
+    numbered = {
+        int(n): text for n, text in re.findall(r"^\[(\d+)\] \(private, passage[^)]*\) (.*)$", system, re.MULTILINE)
+    }
+    linked = re.search(r"^Linked items \(the question's subject to its answer\): (.*)$", system, re.MULTILINE)
+    assert linked, system
+    links = [int(n) for n in re.findall(r"\[(\d+)\]", linked.group(1))]
+    assert {numbered.get(n) for n in links} == {ACQUISITION, PRODUCT}

@@ -103,3 +103,48 @@ def test_provider_timeout_is_504_and_refunded(alice, alice_client, alice_graph, 
     response = alice_client.post(MESSAGES, {"message": "What protects qubits?"}, format="json")
     assert response.status_code == 504 and "anthropic" in response.json()["error"]["message"]
     assert credit_balance(account=alice) == before and not ChatSession.objects.exists()
+
+
+def test_the_prompt_asks_for_the_short_answer_first_or_not_in_the_documents_and_lists_facts_with_numbers(
+    alice, alice_client, alice_graph, fund, openai_chat
+):  # type: ignore[no-untyped-def]
+    import re
+
+    fund(alice, 10)
+    openai_chat.queue("Quantum error correction [1]. It protects qubits from noise and decoherence [1].")
+    body = alice_client.post(
+        MESSAGES, {"message": "What shields qubits against noise?", "reasoning_engine": "graph"}, format="json"
+    ).json()
+    system = openai_chat.bodies[0]["messages"][0]["content"]
+    assert "Start with the short answer alone" in system and 'reply with "Not in the documents:"' in system
+    # The graph's facts reach the model with their numbers, ahead of the passages.
+    lines = [line for line in system.splitlines() if re.match(r"^\[\d+\] \(", line)]
+    kinds = [re.match(r"^\[\d+\] \(\w+, (\w+)", line).group(1) for line in lines]  # type: ignore[union-attr]
+    assert {"fact", "passage"} <= set(kinds)
+    assert max(i for i, k in enumerate(kinds) if k != "passage") < min(i for i, k in enumerate(kinds) if k == "passage")
+    assert any("Quantum error correction protects Qubit" in line for line in lines if ", fact" in line)
+    # The reply is checked: its citations point at items handed over, its first sentence is the short answer.
+    assert body["answered"] is True and body["grounded"] is True
+    assert body["short_answer"] == "Quantum error correction"
+    assert set(body["citations"]["cited"]) <= {item["n"] for item in body["considered"]}
+
+
+@pytest.mark.parametrize(
+    "reply", ["Not in the documents: the closest items are about qubits [1].", "Your documents don't say."]
+)
+def test_a_reply_saying_the_documents_do_not_answer_is_not_grounded_and_refunded(
+    alice, alice_client, alice_graph, fund, openai_chat, reply
+):  # type: ignore[no-untyped-def]
+    fund(alice, 10)
+    before = credit_balance(account=alice)
+    openai_chat.queue(reply)
+    response = alice_client.post(
+        MESSAGES, {"message": "What protects qubits from noise?", "reasoning_engine": "rag"}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    # The evidence matches the question well; the model's own "not in the documents" still decides.
+    assert body["answered"] is False and body["grounded"] is False and body["support_score"] == 0.0
+    assert body["short_answer"] == ""
+    assert body["usage"]["credits_refunded"] > 0 and body["credits_charged"] == body["usage"]["credits"] == 0
+    assert credit_balance(account=alice) == before
