@@ -31,7 +31,7 @@
   }
 
   // The nav's menu button (below 700 px, see exograph.css): toggles the menu; Escape closes it and returns focus.
-  var topbar = document.querySelector(".topbar");
+  var topbar = document.querySelector ? document.querySelector(".topbar") : null;
   var toggle = topbar && topbar.querySelector(".menu-toggle");
   if (toggle) {
     topbar.classList.add("has-toggle");
