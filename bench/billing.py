@@ -1,7 +1,9 @@
 """`make bench-billing`: what auth + rate limit + charge add to a request.
 
-One run, in-process (Django's test client, no network), on the database DATABASE_URL names
-(PostgreSQL in CI; a temporary SQLite file without it) and Redis REDIS_URL (an embedded
+One run, in-process (Django's test client, no network), on PostgreSQL: the database DATABASE_URL names,
+else postgres://postgres@127.0.0.1:5432/exograph_bench (created when missing; a clear error naming the fix
+when PostgreSQL cannot be reached; the run itself uses a throwaway database beside it, dropped at the end).
+Set DATABASE_URL=sqlite:///path to measure SQLite on purpose. Redis: REDIS_URL (an embedded
 redis-server + FalkorDB on a temporary socket without it). Endpoints that do the same
 trivial work, layered:
 
@@ -30,14 +32,26 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import percentile, start_services  # noqa: E402
+from bench.common import percentile, postgres_database_ensure, start_services  # noqa: E402
 
 WARMUP = int(os.environ.get("BENCH_WARMUP", "200"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "2000"))
 TARGET_P50_MS = 2.0
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/exograph_bench"
+
+
+def database_url() -> str:
+    """DATABASE_URL when set, else the PostgreSQL default (its database created when missing). Never SQLite by
+    default: the overhead measured is the production backend's. Raises DatabaseUnavailable naming the fix."""
+    url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    if url.startswith(("postgres://", "postgresql://")):
+        postgres_database_ensure(url)
+    os.environ["DATABASE_URL"] = url
+    return url
 
 
 def main() -> int:
+    database_url()
     server, tmp = start_services("exo-bench-", keep_database_url=True, keep_redis_url=True, eager_tasks=True)
     try:
         return run(tmp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from exograph.core.embedded import EmbeddedFalkorDB
 
@@ -54,3 +55,31 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+class DatabaseUnavailable(SystemExit):
+    """The benchmark's PostgreSQL cannot be reached or its database created: exits with a message naming the fix."""
+
+
+def postgres_database_ensure(url: str) -> None:
+    """Create the PostgreSQL database `url` names if it is missing (connecting to the server's `postgres` database).
+    Raises DatabaseUnavailable (exit status 2, the message on stderr) naming the fix when it cannot."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(("postgresql", parts.netloc, "/postgres", "", ""))
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.Error as exc:
+        host = parts.hostname or "localhost"
+        raise DatabaseUnavailable(
+            f"bench: PostgreSQL at {host}:{parts.port or 5432} is not usable for database {name!r} "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else 'no detail'}).\n"
+            "Fix: start PostgreSQL there (e.g. `pg_ctlcluster 15 main start`), or point DATABASE_URL at a "
+            "reachable PostgreSQL database, e.g. DATABASE_URL=postgres://user:password@host:5432/exograph_bench. "
+            "(DATABASE_URL=sqlite:///path measures SQLite instead, which is not the production backend.)"
+        ) from exc
