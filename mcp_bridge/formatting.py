@@ -437,7 +437,11 @@ def _report_lines(report: Mapping[str, Any]) -> list[str]:
     findings = [f for f in report.get("findings") or [] if isinstance(f, Mapping)]
     if findings:
         lines += ["", "Key findings:"]
+        asked = None
         for number, finding in enumerate(findings, start=1):
+            if finding.get("sub_question") and finding["sub_question"] != asked:  # grouped by sub-question
+                asked = finding["sub_question"]
+                lines.append(f"» {str(asked).strip()}")
             cited = "".join(f"[{c}]" for c in finding.get("citations") or [])
             lines.append(f"{number}. {str(finding.get('text', '')).strip()}" + (f" {cited}" if cited else ""))
     questions = [str(q) for q in report.get("open_questions") or []]

@@ -296,3 +296,24 @@ def test_chat_reply_the_documents_do_not_answer_says_so_not_grounded_and_refunde
         "(3 credits refunded)." in text  # fmt: skip
     assert "Short answer:" not in text and "✅ Grounded" not in text and "Not fully grounded" not in text
     assert text.splitlines()[-1] == "Usage: 0 credits | Balance: 100 credits"
+
+
+def test_research_findings_are_shown_under_their_sub_questions():
+    grouped = {
+        **REPORT,
+        "findings": [
+            {"text": "Self-attention scales quadratically with length.", "citations": [1], "sub_question": "cost"},
+            {"text": "Sparse attention reduces the cost.", "citations": [2], "sub_question": "cost"},
+            {"text": "Longformer reads 4,096 tokens.", "citations": [2], "sub_question": "long documents"},
+        ],
+    }
+    done = {**RESEARCH, "status": "completed", "completed": "2025-10-26T14:45:00+00:00", "report": grouped}
+    lines = format_research_status(done, limit=LIMIT).text.splitlines()
+    at = lines.index("Key findings:")
+    assert lines[at + 1 : at + 6] == [
+        "» cost",
+        "1. Self-attention scales quadratically with length. [1]",
+        "2. Sparse attention reduces the cost. [2]",
+        "» long documents",
+        "3. Longformer reads 4,096 tokens. [2]",
+    ]
