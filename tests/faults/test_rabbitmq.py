@@ -59,7 +59,7 @@ def test_rabbitmq_worker_processes_an_uploaded_document_on_quorum_queues(
     alice, alice_client, rabbitmq_broker, start_worker
 ):
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
-    # One worker on all four queues (it declares them), like docker/compose.yml's default worker.
+    # One worker on all four queues (a worker declares the queues it consumes), like make run's.
     worker = start_worker(**rabbitmq_stores(rabbitmq_broker), queues=",".join(QUEUES), extra_env=short_lease_env())
     try:
         with tasks_via_rabbitmq(rabbitmq_broker):
