@@ -19,6 +19,7 @@ from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
+from exograph.core.templatetags.exograph_ui import scope_word
 from exograph.documents.selectors import document_get_for_user, document_list_for_user
 from exograph.documents.serializers import document_out
 from exograph.documents.services import (
@@ -29,17 +30,52 @@ from exograph.documents.services import (
     document_delete,
     document_retry,
     document_upload_prepare,
+    document_upload_quote,
 )
 from exograph.documents.validation import EXTENSIONS, size_check, upload_validate
-from exograph.graphs.selectors import document_contents_read
+from exograph.documents.web_stash import stash_drop, stash_get, stash_put
+from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.selectors import document_contents_read, graph_list_for_user
 
 WEB_UPLOAD_ENDPOINT = "documents.upload.web"
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField()
+    """Two steps: the file (and target graph) first, answered by a quote; then Confirm posts `stash` (the kept
+    file, see web_stash) with the same form token, and only that uploads and charges."""
+
+    file = forms.FileField(required=False)
+    graph_id = forms.ChoiceField(required=False, label="Graph")
     graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE)
+    stash = forms.CharField(required=False, max_length=32, widget=forms.HiddenInput)
     form_token = FormTokenField()  # a double submit of this form uploads and charges once
+
+    def __init__(self, *args: Any, graphs: list[Graph], default_graph_id: str = "", **kwargs: Any) -> None:
+        """graphs: the user's own graphs (the picker); default_graph_id: preselected (their default graph)."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["graph_id"]
+        assert isinstance(field, forms.ChoiceField)  # noqa: S101
+        field.choices = [("", "A new default graph of the scope below")] + [
+            (g.id, f"{g.name} ({scope_word(g.scope)})") for g in graphs
+        ]
+        field.initial = default_graph_id
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("file") and not data.get("stash"):
+            self.add_error("file", "Choose a file to upload.")
+        return data
+
+
+def _upload_graphs(user: User) -> tuple[list[Graph], str]:
+    """The user's own graphs for the picker, and the one to preselect: their default private document graph (else
+    their first own graph; none: the picker's 'new default graph')."""
+    graphs = [g for g in graph_list_for_user(user=user, scope=None) if g.owner_id == user.pk]
+    default = next(
+        (g for g in graphs if g.is_default and g.scope == Scope.PRIVATE and g.kind == GraphKind.DOCUMENT), None
+    )
+    chosen = default or (graphs[0] if graphs else None)
+    return graphs, chosen.id if chosen else ""
 
 
 def pages_label(pages: int) -> str:
@@ -54,14 +90,68 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def document_list(request: HttpRequest) -> HttpResponse:
+    """The documents and the upload form. A file POST answers a quote (pages, credits, balance after: the REST
+    dry_run's numbers) with a Confirm button; the Confirm POST uploads and charges, once per form token."""
     user = _user(request)
-    form = UploadForm(request.POST or None, request.FILES or None)
+    graphs, default_graph_id = _upload_graphs(user)
+    form = UploadForm(request.POST or None, request.FILES or None, graphs=graphs, default_graph_id=default_graph_id)
+    quote: dict[str, Any] | None = None
+    confirm: dict[str, str] = {}
     if request.method == "POST" and form.is_valid():
-        upload_file = form.cleaned_data["file"]
+        data = form.cleaned_data
+        if data["stash"]:
+            return _upload_confirm(request, user, data)
+        upload_file = data["file"]
         try:
             size_check(int(upload_file.size or 0))
             upload = upload_validate(filename=upload_file.name, data=upload_file.read())
-            prepared = document_upload_prepare(actor=user, upload=upload, scope=Scope(form.cleaned_data["graph_scope"]))
+            prepared = document_upload_prepare(
+                actor=user, upload=upload, scope=Scope(data["graph_scope"]), graph_id=data["graph_id"] or None
+            )
+            quote = document_upload_quote(actor=user, prepared=prepared)
+        except ExoGraphError as exc:
+            messages.error(request, f"{exc.message} {exc.hint}".strip())
+            return redirect("documents:list")
+        confirm = {
+            "stash": stash_put(user_id=user.pk, filename=upload.filename, data=upload.data),
+            "graph_id": prepared.graph.id,
+            "graph_scope": prepared.graph.scope,
+            "form_token": str(data.get("form_token") or ""),
+        }
+        quote["pages_label"] = pages_label(quote["pages"])
+    page = Paginator(document_list_for_user(user=user), 25).get_page(request.GET.get("page"))
+    context = {
+        "form": form if quote is None else UploadForm(graphs=graphs, default_graph_id=default_graph_id),
+        "page": page,
+        "quote": quote,
+        "confirm": confirm,
+        "accept": ",".join(sorted(EXTENSIONS)),
+        "accept_label": ", ".join(ext.lstrip(".").upper() for ext in sorted(EXTENSIONS)),
+    }
+    return render(request, "documents/list.html", context, status=400 if form.errors else 200)
+
+
+def _upload_confirm(request: HttpRequest, user: User, data: dict[str, Any]) -> HttpResponse:
+    """Confirm: upload the stashed file into the quoted graph and charge, once per (form token, form content); a
+    second Confirm of the same form answers the first one's outcome, even after the stash is gone."""
+    stash_id = data["stash"]
+    stashed = stash_get(user_id=user.pk, stash_id=stash_id)
+    try:
+        if stashed is None:
+
+            def perform(meter: Meter) -> tuple[dict[str, Any], int]:
+                raise NotFound(
+                    "This upload's confirmation has expired.",
+                    code="upload_confirmation_expired",
+                    hint="Choose the file again to see its price.",
+                )
+
+        else:
+            filename, raw = stashed
+            upload = upload_validate(filename=filename, data=raw)
+            prepared = document_upload_prepare(
+                actor=user, upload=upload, scope=Scope(data["graph_scope"]), graph_id=data["graph_id"] or None
+            )
 
             def perform(meter: Meter) -> tuple[dict[str, Any], int]:
                 document, created = document_create(
@@ -69,32 +159,21 @@ def document_list(request: HttpRequest) -> HttpResponse:
                 )
                 return document_out(document, status=None if created else "unchanged"), 201 if created else 200
 
-            outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, perform=perform)
-        except ExoGraphError as exc:
-            messages.error(request, f"{exc.message} {exc.hint}".strip())
-            return redirect("documents:list")
-        else:
-            doc = outcome.body
-            if outcome.replayed:
-                messages.info(
-                    request, f"{doc['filename']} was already uploaded by this form; nothing more was charged."
-                )
-            elif outcome.status == 201:
-                messages.success(
-                    request,
-                    f"{doc['filename']}: {pages_label(doc['pages'])}, {doc['credits_charged']} credits. Processing…",
-                )
-            else:
-                messages.info(request, f"{doc['filename']} is already in that graph; nothing was charged.")
-            return redirect("documents:list")
-    page = Paginator(document_list_for_user(user=user), 25).get_page(request.GET.get("page"))
-    context = {
-        "form": form,
-        "page": page,
-        "accept": ",".join(sorted(EXTENSIONS)),
-        "accept_label": ", ".join(ext.lstrip(".").upper() for ext in sorted(EXTENSIONS)),
-    }
-    return render(request, "documents/list.html", context)
+        outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, perform=perform)
+    except ExoGraphError as exc:
+        messages.error(request, f"{exc.message} {exc.hint}".strip())
+        return redirect("documents:list")
+    stash_drop(user_id=user.pk, stash_id=stash_id)
+    doc = outcome.body
+    if outcome.replayed:
+        messages.info(request, f"{doc['filename']} was already uploaded by this form; nothing more was charged.")
+    elif outcome.status == 201:
+        messages.success(
+            request, f"{doc['filename']}: {pages_label(doc['pages'])}, {doc['credits_charged']} credits. Processing…"
+        )
+    else:
+        messages.info(request, f"{doc['filename']} is already in that graph; nothing was charged.")
+    return redirect("documents:list")
 
 
 @login_required

@@ -161,3 +161,26 @@ def _eager_tasks_retry_like_a_worker():  # type: ignore[no-untyped-def]
     app.conf.task_eager_propagates = False
     yield
     app.conf.task_eager_propagates = previous
+
+
+def web_upload_quote(client, data: dict, **kwargs):  # type: ignore[no-untyped-def, type-arg]
+    """POST the web upload form's first step; returns (response, the Confirm form's fields or None)."""
+    import re
+
+    response = client.post("/documents/", data, **kwargs)
+    html = response.content.decode() if response.status_code == 200 else ""
+    form = re.search(r'<form[^>]*id="confirm-form".*?</form>', html, flags=re.S)
+    if form is None:
+        return response, None
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form.group(0)))
+    fields["csrfmiddlewaretoken"] = fields.get("csrfmiddlewaretoken", "")
+    return response, fields
+
+
+def web_upload(client, data: dict, **kwargs):  # type: ignore[no-untyped-def, type-arg]
+    """The web upload as a person does it: choose the file (the quote), then Confirm. Returns the last response
+    (the quote step's own when it refused the file)."""
+    response, fields = web_upload_quote(client, data)
+    if fields is None:
+        return response
+    return client.post("/documents/", fields, **kwargs)

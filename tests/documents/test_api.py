@@ -430,19 +430,21 @@ async def _receive(layer, channel):
 def test_web_upload_page(client, alice, funded, django_capture_on_commit_callbacks):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    from tests.documents.conftest import web_upload
+
     client.force_login(alice)
     page = client.get("/documents/")
     assert page.status_code == 200 and b"js/documents.js" in page.content  # live progress over /ws/events/
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            "/documents/", {"file": SimpleUploadedFile("d.docx", fixture_bytes(DOCX)), "graph_scope": "private"}
+        response = web_upload(  # the quote, then Confirm
+            client, {"file": SimpleUploadedFile("d.docx", fixture_bytes(DOCX)), "graph_scope": "private"}
         )
     assert response.status_code == 302
     assert Document.objects.get(owner=alice).status == DocumentStatus.PROCESSED
     listing = client.get("/documents/")
     assert b"poi_IllustrativeCases" not in listing.content and b"d.docx" in listing.content
-    bad = client.post(
-        "/documents/",
+    bad = web_upload(
+        client,
         {"file": SimpleUploadedFile("x.pdf", fixture_bytes("pdf/pm_aes-256.pdf")), "graph_scope": "private"},
     )
     assert bad.status_code == 302

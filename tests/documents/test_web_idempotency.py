@@ -12,6 +12,7 @@ from billing.models import CreditEntry, EntryKind
 from billing.services import credit_balance, credits_grant_admin
 from exograph.documents.models import Document
 from tests.billing.conftest import run_concurrently
+from tests.documents.conftest import web_upload_quote
 from tests.factories import UserFactory
 
 TEXT = b"# Quillfeather\n\nThe Quillfeather Institute writes blind text for typesetters in Lisbon.\n"
@@ -24,9 +25,17 @@ def _token(client: Client) -> str:
     return match.group(1)
 
 
-def _post(client: Client, token: str, *, name: str = "notes.md", content: bytes = TEXT):  # type: ignore[no-untyped-def]
+def _confirm_fields(client: Client, token: str, *, name: str = "notes.md", content: bytes = TEXT) -> dict[str, str]:
+    """The upload's first step (its quote): the Confirm form's fields, which carry the same form token."""
     form = {"file": SimpleUploadedFile(name, content), "graph_scope": "private", "form_token": token}
-    return client.post("/documents/", form)
+    response, fields = web_upload_quote(client, form)
+    assert response.status_code == 200 and fields is not None and fields["form_token"] == token
+    return fields
+
+
+def _post(client: Client, fields: dict[str, str]):  # type: ignore[no-untyped-def]
+    """Confirm: the step that uploads and charges."""
+    return client.post("/documents/", fields)
 
 
 def _charges(user) -> int:  # type: ignore[no-untyped-def]
@@ -41,13 +50,16 @@ def test_the_same_upload_form_posted_twice_uploads_and_charges_once(alice) -> No
     client.force_login(alice)
     token = _token(client)
     assert token != _token(client)  # each rendering has its own
-    first, second = _post(client, token), _post(client, token)
+    fields = _confirm_fields(client, token)
+    first, second = _post(client, fields), _post(client, fields)
     assert first.status_code == second.status_code == 302 and first["Location"] == second["Location"]
     assert Document.objects.filter(owner=alice).count() == 1 and _charges(alice) == 1
     assert credit_balance(account=alice) == 94  # 5 + 1 page, once
     assert "already uploaded by this form" in client.get("/documents/").content.decode()
-    # Another file through the same rendered form (documents.js posts each dropped file so) is its own upload.
-    _post(client, token, name="other.md", content=TEXT + b"\nA second paragraph about Porto.\n")
+    # Another file through the same rendered form (the back button brings it back) is its own upload.
+    _post(
+        client, _confirm_fields(client, token, name="other.md", content=TEXT + b"\nA second paragraph about Porto.\n")
+    )
     assert Document.objects.filter(owner=alice).count() == 2 and _charges(alice) == 2
 
 
@@ -59,12 +71,13 @@ def test_a_concurrent_double_submit_of_the_upload_form_charges_once() -> None:
     login = Client()
     login.force_login(user)
     token = _token(login)
+    fields = _confirm_fields(login, token)
     cookies = login.cookies
 
     def post(i: int):  # type: ignore[no-untyped-def]
         client = Client()
         client.cookies = cookies
-        return _post(client, token)
+        return _post(client, fields)
 
     results = run_concurrently(post, 2, workers=2)
     assert [kind for kind, _ in results] == ["ok", "ok"], results

@@ -154,7 +154,13 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
 
             page.goto(base + "/documents/")
             page.set_input_files("#id_file", str(fixtures_dir() / "pdf" / "pm_naacl06-shinyama.pdf"))
+            expect(page.get_by_label("Graph", exact=True)).to_be_visible()  # the target-graph picker
             page.get_by_role("button", name="Upload", exact=True).click()
+            # The price first (pages, credits, balance after); nothing is charged before Confirm.
+            expect(page.locator("#upload-quote")).to_contain_text("Balance after")
+            expect(page.locator("#quote-pages")).to_contain_text("page")
+            watch.shot("upload-quote")
+            page.locator("#upload-confirm").click()
             row = page.locator("#documents tbody tr[data-id]").first
             expect(row.locator(".badge")).to_have_text("processed", timeout=120_000)
             expect(row.locator("progress")).to_have_attribute("value", "100")
@@ -469,6 +475,15 @@ def test_every_page_fits_a_360px_phone(live_server_url, quantum_doc, tmp_path) -
             expect(toggle).to_have_attribute("aria-expanded", "false")
             expect(toggle).to_be_focused()
             expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
+
+            # The upload's quote step fits too.
+            notes = tmp_path / "notes.txt"
+            notes.write_text("Quantum error correction protects qubits from noise.\n")
+            page.set_input_files("#id_file", str(notes))
+            page.get_by_role("button", name="Upload", exact=True).click()
+            expect(page.locator("#upload-confirm")).to_be_visible()
+            watch.shot("phone-upload-quote")
+            _fits(page, "upload quote")
 
             # Tables are stacked cards: each cell carries its column's name.
             cell = page.locator("#documents tbody td[data-label='Status']").first

@@ -181,12 +181,13 @@ def test_web_upload_message_says_1_page_not_1_pages(client, alice, django_captur
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from billing.services import credits_grant_admin
+    from tests.documents.conftest import web_upload
 
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            "/documents/",
+        response = web_upload(  # the quote, then Confirm
+            client,
             {"file": SimpleUploadedFile("notes.txt", b"Jane Doe met John Roe in Paris.\n"), "graph_scope": "private"},
             follow=True,
         )

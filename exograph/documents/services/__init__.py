@@ -46,6 +46,7 @@ from exograph.documents.services.upload import (
     document_charge_metered,
     document_create,
     document_upload_prepare,
+    document_upload_quote,
 )
 
 __all__ = [
@@ -74,5 +75,6 @@ __all__ = [
     "document_texts_ingest",
     "documents_batch_process",
     "document_upload_prepare",
+    "document_upload_quote",
     "text_upload_build",
 ]

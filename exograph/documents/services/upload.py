@@ -6,7 +6,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
@@ -89,6 +89,27 @@ def document_upload_prepare(
     else:
         inspection = document_inspect(data=upload.data, content_type=DocumentType(upload.content_type))
     return PreparedUpload(upload=upload, graph=graph, sha256=sha256, inspection=inspection, existing=existing)
+
+
+def document_upload_quote(*, actor: User, prepared: PreparedUpload) -> dict[str, Any]:
+    """What uploading `prepared` would cost `actor` now, as the REST dry_run answers it (billing.credits_quote:
+    the price for its pages, and spend_check's decision on the balance and the API key's monthly cap); a file
+    already in the graph costs nothing. Changes nothing. Pure read."""
+    from billing.services import credits_quote, credits_quote_amount, quote_out
+
+    if prepared.existing is not None:
+        quote = credits_quote_amount(account=actor, cost=0)
+    else:
+        quote = credits_quote(account=actor, action=UPLOAD_ACTION, units=prepared.inspection.pages)
+    return {
+        **quote_out(quote),
+        "filename": prepared.upload.filename,
+        "pages": prepared.inspection.pages,
+        "pages_estimated": prepared.inspection.pages_estimated,
+        "balance_after": quote.balance - quote.cost,
+        "graph": prepared.graph,
+        "duplicate_of": str(prepared.existing.id) if prepared.existing else None,
+    }
 
 
 def document_create(

@@ -19,7 +19,7 @@
       zone.addEventListener("drop", function (event) {
         var files = Array.prototype.slice.call(event.dataTransfer.files || []);
         if (!files.length) return;
-        uploadAll(form, files, status);
+        uploadAll(form, files, status, input);
       });
     }
     document.querySelectorAll("tr[data-id]").forEach(function (row) { render(row, readRow(row)); });
@@ -29,19 +29,18 @@
     }
   }
 
-  // Several dropped files go one after another through the same form endpoint; then the page reloads
-  // to show the server's messages (charges, duplicates, errors).
-  function uploadAll(form, files, status) {
-    var index = 0;
-    var next = function () {
-      if (index >= files.length) { location.reload(); return; }
-      var file = files[index++];
-      if (status) status.textContent = "Uploading " + file.name + " (" + index + " of " + files.length + ")…";
-      var data = new FormData(form);
-      data.set("file", file, file.name);
-      fetch(form.action, { method: "POST", body: data, credentials: "same-origin" }).then(next, next);
-    };
-    next();
+  // A dropped file goes into the file field and the form is sent: the server answers its price (pages,
+  // credits, balance after) with a Confirm button, so nothing is charged before the user confirms.
+  function uploadAll(form, files, status, input) {
+    if (files.length > 1) {
+      if (status) status.textContent = "Drop one file at a time: each upload shows its price before you confirm it.";
+      return;
+    }
+    var transfer = new DataTransfer();
+    transfer.items.add(files[0]);
+    input.files = transfer.files;
+    if (status) status.textContent = "Reading " + files[0].name + "…";
+    form.requestSubmit();
   }
 
   function readRow(row) {
