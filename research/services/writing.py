@@ -274,7 +274,8 @@ def summary_line(*, topic: str, papers: int, articles: int, local: int) -> str:
     line = f"Found {plural(papers, 'academic paper', 'academic papers')} and {plural(articles, 'technical article', 'technical articles')}"
     if local:
         line += f" (plus {plural(local, 'source', 'sources')} from the platform's World Graph)"
-    return f"{line} on {topic[:300]}."
+    about = " ".join(topic.split())[:300]
+    return f"{line} on {about}" + ("" if about[-1:] in ".!?" else ".")
 
 
 def coverage_line(*, topic: str, sources: int, covered: bool, unanswered: Sequence[str], asked: int) -> str:

@@ -11,7 +11,7 @@ from billing.services import credit_balance
 from research.models import ResearchSource, ResearchStatus, ResearchStep
 from research.services import research_session_create
 from research.services.export import research_export_markdown
-from research.services.writing import Fact, SourceDigest, research_synthesise, source_relevant
+from research.services.writing import Fact, SourceDigest, research_synthesise, source_relevant, summary_line
 from tests.research.conftest import QUANTUM
 
 RELATIONS_PAPER = (
@@ -95,3 +95,12 @@ def test_the_same_paper_from_two_contributors_is_one_source(alice, bob, charlie,
     assert findings and all(f["citations"] == [1] for f in findings)
     markdown = research_export_markdown(session=session)
     assert f"### {findings[0]['sub_question']}" in markdown  # the export groups findings by sub-question
+
+
+def test_the_summary_ends_a_question_topic_once() -> None:
+    line = summary_line(topic="How do surface codes shield qubits?", papers=1, articles=0, local=2)
+    assert line == (
+        "Found 1 academic paper and 0 technical articles (plus 2 sources from the platform's World Graph) on "
+        "How do surface codes shield qubits?"
+    )
+    assert summary_line(topic="surface codes", papers=0, articles=2, local=0).endswith("on surface codes.")
