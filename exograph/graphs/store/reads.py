@@ -536,25 +536,28 @@ def store_export_document_chunks(store_name: str, document_id: str) -> list[dict
 def store_export_entities(store_name: str, *, after: str, limit: int, contributor: int | None) -> list[dict[str, Any]]:
     """Entities after the id `after` in id order (at most limit): id, type, name, description, aliases,
     document_ids; with a contributor, the name, description and aliases its own documents gave."""
+    mine = "AND $c IN e.doc_contributors " if contributor is not None else ""
     rows = ro_query(
         store_name,
-        "MATCH (e:Entity) WHERE e.id > $after AND ($c IS NULL OR $c IN coalesce(e.doc_contributors, [])) "
-        "WITH e ORDER BY e.id LIMIT $limit "
-        "WITH e, [i IN range(0, size(coalesce(e.doc_contributors, [])) - 1) WHERE e.doc_contributors[i] = $c] AS mine "
-        "RETURN e.id, e.type, e.name, e.description, e.aliases, e.document_ids, "
-        "[i IN mine | e.doc_names[i]], [i IN mine | e.doc_descriptions[i]], [i IN mine | e.doc_aliases[i]], "
-        "[i IN mine | e.document_ids[i]] ORDER BY e.id",
-        {"after": after, "limit": limit, "c": contributor},
+        # Only plain properties: the per-document lists are picked apart here (list comprehensions in the query cost
+        # several times the read).
+        f"MATCH (e:Entity) WHERE e.id > $after {mine}WITH e ORDER BY e.id LIMIT $limit "
+        "RETURN e.id, e.type, e.name, e.description, e.aliases, e.document_ids"
+        + (", e.doc_contributors, e.doc_names, e.doc_descriptions, e.doc_aliases" if contributor is not None else ""),
+        {"after": after, "limit": limit, **({"c": contributor} if contributor is not None else {})},
     )
     out = []
-    for eid, kind, name, description, aliases, docs, my_names, my_descs, my_aliases, my_docs in rows:
+    for row in rows:
+        eid, kind, name, description, aliases, docs = row[:6]
         if contributor is not None:
-            names = [n for n in my_names or [] if n]
-            name = names[0] if names else name
-            description = max((d or "" for d in my_descs or []), key=len, default="")
-            merged = [a for group in my_aliases or [] for a in group or []]
+            contributors, names, descriptions, alias_lists = (list(v or []) for v in row[6:10])
+            picked = [i for i, c in enumerate(contributors) if c == contributor]
+            given = [names[i] for i in picked if i < len(names) and names[i]]
+            name = given[0] if given else name
+            description = max((descriptions[i] or "" for i in picked if i < len(descriptions)), key=len, default="")
+            merged = [a for i in picked if i < len(alias_lists) for a in alias_lists[i] or []]
             aliases = [a for a in dict.fromkeys(merged) if a != name]
-            docs = my_docs
+            docs = [docs[i] for i in picked if i < len(docs or [])]
         out.append(
             {
                 "id": eid,
@@ -581,31 +584,40 @@ def store_export_relations(
     )
     if not ids:
         return [], None
+    mine = "AND $c IN r.doc_contributors " if contributor is not None else ""
     rows = ro_query(
         store_name,
         "UNWIND $ids AS eid MATCH (a:Entity {id: eid}) WITH a MATCH (a)-[r]->(b:Entity) "
-        "WHERE NOT type(r) IN $structural AND ($c IS NULL OR $c IN coalesce(r.doc_contributors, [])) "
-        "WITH a, r, b, [i IN range(0, size(coalesce(r.doc_contributors, [])) - 1) WHERE r.doc_contributors[i] = $c] "
-        "AS mine "
-        "RETURN a.id, b.id, type(r), r.count, r.document_ids, r.chunk_ids, [i IN mine | r.document_ids[i]], "
-        "[i IN mine | coalesce(r.weights[i], 1)] ORDER BY a.id, type(r), b.id",
-        {"ids": [r[0] for r in ids], "structural": _STRUCTURAL, "c": contributor},
+        f"WHERE NOT type(r) IN $structural {mine}"
+        "RETURN a.id, b.id, type(r), r.count, r.document_ids, r.chunk_ids"
+        # Arrays cost their parsing: the per-document lists only when they are needed.
+        + (", r.doc_contributors, r.weights" if contributor is not None else ""),
+        {
+            "ids": [r[0] for r in ids],
+            "structural": _STRUCTURAL,
+            **({"c": contributor} if contributor is not None else {}),
+        },
     )
     out = []
-    for source, target, kind, count, docs, chunk_ids, my_docs, my_weights in rows:
-        strength = int(count or 0)
+    for row in rows:
+        source, target, kind, count, docs, chunk_ids = row[:6]
+        docs, strength = list(docs or []), int(count or 0)
         if contributor is not None:
-            docs, strength = my_docs, int(sum(w or 0 for w in my_weights or []))
+            contributors, weights = list(row[6] or []), list(row[7] or [])
+            picked = [i for i, c in enumerate(contributors) if c == contributor]
+            strength = sum(int(weights[i] or 0) if i < len(weights) else 1 for i in picked)
+            docs = [docs[i] for i in picked if i < len(docs)]
         out.append(
             {
                 "source": source,
                 "target": target,
                 "type": kind,
                 "strength": strength,
-                "document_ids": list(docs or []),
+                "document_ids": docs,
                 "chunk_ids": list(chunk_ids or []),
             }
         )
+    out.sort(key=lambda r: (r["source"], r["type"], r["target"]))
     return out, str(ids[-1][0])
 
 
