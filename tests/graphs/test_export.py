@@ -13,6 +13,7 @@ import rdflib
 
 from exograph.core.scope import Scope
 from exograph.graphs import export as graph_export_module
+from exograph.graphs import store
 from exograph.graphs.services import graph_create
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
@@ -188,3 +189,15 @@ def test_export_is_in_the_openapi_schema(alice_client) -> None:  # type: ignore[
     operation = schema["paths"]["/api/v1/graphs/{graph_id}/export/"]["get"]
     assert {p["name"] for p in operation["parameters"]} >= {"format", "graph_id"}
     assert "application/graphml+xml" in operation["responses"]["200"]["content"]
+
+
+def test_a_store_that_is_down_is_a_503_envelope_before_any_byte_streams(alice_client, quantum, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    graph, _ = quantum
+
+    def down(store_name: str) -> None:
+        raise store.StoreUnavailable(store.STORE_DOWN, code="graph_store_unavailable")
+
+    monkeypatch.setattr(store, "store_counts", down)
+    response = alice_client.get(f"/api/v1/graphs/{graph.id}/export/", {"format": "graphml"})
+    assert response.status_code == 503 and not response.streaming
+    assert response.json()["error"]["code"] == "graph_store_unavailable"
