@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exograph.accounts.models import User
+from exograph.core.language import language_text, text_is_language
 from exograph.core.scope import Scope
 from exograph.documents.selectors import evidence_view_urls
 from exograph.graphs.retrieval import Evidence, retrieve_for_user
@@ -24,10 +25,16 @@ class EvidenceSet:
     contributor_ids: list[int] = field(default_factory=list)  # world-graph contributors (billing earnings)
 
 
+def _answerable(evidence: Evidence) -> bool:
+    """Evidence an answer may quote: anything with text, but not a passage that is mostly non-language
+    (figure glyphs, OCR debris, a bare grid of numbers: core.language); such passages stay searchable."""
+    return bool(evidence.text) and (evidence.kind != "passage" or text_is_language(evidence.text))
+
+
 def _item(evidence: Evidence) -> dict[str, Any]:
     return {
         "kind": evidence.kind,
-        "text": evidence.text,
+        "text": language_text(evidence.text) if evidence.kind == "passage" else evidence.text,
         "origin": evidence.origin,
         "graph_id": evidence.graph_id,
         "document_id": evidence.document_id,
@@ -45,11 +52,14 @@ def evidence_retrieve(
     *, actor: User, question: str, engine: str, scope: Scope, graph_id: str | None, limit: int = 12
 ) -> EvidenceSet:
     """Evidence for question from the graphs actor may read (engine rag: passages only; graph: facts, relations,
-    passages and entities from the graph walk and its ranking). Pure read. Raises NotFound (graph_id),
+    passages and entities from the graph walk and its ranking); passages that are mostly non-language are left
+    out and runs of glyphs are cut from the others (core.language). Pure read. Raises NotFound (graph_id),
     ServiceUnavailable (graph store down)."""
     found = retrieve_for_user(
         actor=actor, question=question, scope=scope, graph_id=graph_id or None, mode=MODES[engine], top_k=limit, hops=2
     )
-    items = evidence_view_urls(user=actor, items=[_item(evidence) for evidence in found.items if evidence.text][:limit])
+    items = evidence_view_urls(
+        user=actor, items=[_item(evidence) for evidence in found.items if _answerable(evidence)][:limit]
+    )
     world = any(item["origin"] == "world" for item in items)
     return EvidenceSet(items=items, contributor_ids=list(found.contributor_ids) if world else [])

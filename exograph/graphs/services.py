@@ -28,6 +28,7 @@ from exograph.core.errors import (
     ValidationError,
 )
 from exograph.core.falkor import falkordb_client
+from exograph.core.language import text_language
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
@@ -317,6 +318,7 @@ def _prepare(
                 hint="Embed chunks with exograph.graphs.embeddings.get_embedder().",
             )
         chunk_ids.add(chunk.id)
+        language = text_language(chunk.text)
         chunk_rows.append(
             {
                 "id": chunk.id,
@@ -325,6 +327,10 @@ def _prepare(
                 "page": chunk.page,
                 "ordinal": chunk.ordinal,
                 "embedding": [float(x) for x in chunk.embedding],
+                # core.language: the share of word characters, and whether the passage is mostly non-language
+                # (searchable, but kept out of extraction and chat answers)
+                "language": round(language.word, 3),
+                "nonlanguage": language.flagged,
             }
         )
 

@@ -7,9 +7,11 @@ entities by normalised name within the document and keeps the other surface form
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
+from exograph.core.language import language_text, text_is_language
 from exograph.documents.extraction.llm import EXTRACTION_SCHEMA, InvalidLLMOutput, LLMExtractor, llm_output_validate
 from exograph.documents.extraction.offline import OfflineExtractor
 from exograph.documents.extraction.resolve import (
@@ -44,6 +46,7 @@ __all__ = [
     "OfflineExtractor",
     "Relation",
     "document_extract",
+    "extraction_chunks",
     "extraction_from_json",
     "extraction_prune",
     "extraction_resolve",
@@ -62,7 +65,26 @@ def extractor_get(name: str | None = None) -> Extractor:
     return OfflineExtractor()
 
 
+@dataclass(frozen=True)
+class _LanguageChunk:
+    id: str
+    text: str
+
+
+def extraction_chunks(chunks: Sequence[ChunkLike]) -> list[ChunkLike]:
+    """The chunks extraction reads: passages that are mostly non-language (figure glyphs, OCR debris, bare grids
+    of numbers: core.language) are left out, and runs of glyphs are cut from the others. Ids are kept."""
+    kept: list[ChunkLike] = []
+    for chunk in chunks:
+        if not text_is_language(chunk.text):
+            continue
+        text = language_text(chunk.text)
+        kept.append(chunk if text == chunk.text else _LanguageChunk(id=chunk.id, text=text))
+    return kept
+
+
 def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None = None) -> Extraction:
-    """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks."""
-    resolved = extraction_resolve((extractor or extractor_get()).extract(chunks))
+    """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks
+    (only their language: extraction_chunks)."""
+    resolved = extraction_resolve((extractor or extractor_get()).extract(extraction_chunks(chunks)))
     return extraction_prune(resolved, chunk_count=len(chunks))

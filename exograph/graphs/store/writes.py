@@ -122,8 +122,8 @@ def store_document_write(
     the change of the entity, relation and document counts. provenance: the source's title, source_url,
     source_type and published (ISO date), kept on the Document node (retrieval cites title and URL).
 
-    chunks: {id, text, page, ordinal, vkey, embedding}; entities: {id, name, key, alias_keys, type,
-    description, aliases, vkey, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
+    chunks: {id, text, page, ordinal, vkey, embedding, language, nonlanguage (core.language)}; entities: {id,
+    name, key, alias_keys, type, description, aliases, vkey, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
     type: {source, target, weight, chunk_ids}.
     """
     delta = store_document_remove(store_name, document_id=document_id) or GraphCounts(
@@ -153,7 +153,7 @@ def store_document_write(
             "MATCH (d:Document {id: $doc}) UNWIND $rows AS r "
             "MERGE (c:Chunk {id: r.id}) "
             "SET c.document_id = $doc, c.text = r.text, c.terms = r.terms, c.page = r.page, c.ordinal = r.ordinal, "
-            "c.vkey = r.vkey "
+            "c.vkey = r.vkey, c.language = r.language, c.nonlanguage = r.nonlanguage "
             "MERGE (d)-[:HAS_CHUNK]->(c) "
             "MERGE (v:ChunkVector {key: r.vkey}) ON CREATE SET v.chunk_id = r.id, v.embedding = vecf32(r.embedding)",
             {**base, "rows": [{**row, "terms": cjk_terms(row["text"])} for row in batch]},
