@@ -496,3 +496,74 @@ def test_every_page_fits_a_360px_phone(live_server_url, quantum_doc, tmp_path) -
         finally:
             browser.close()
     print("screenshots:", *watch.shots, sep="\n  ")
+
+
+def _until_equal(page, expression: str, wanted: object, seconds: float = 10) -> None:  # type: ignore[no-untyped-def]
+    """Wait until page.evaluate(expression) == wanted (wait_for_function needs eval, which the CSP refuses)."""
+    deadline = time.monotonic() + seconds
+    while (value := page.evaluate(expression)) != wanted and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert value == wanted, (expression, value)
+
+
+def test_explorer_colours_entities_by_type_filters_them_and_draws_generic_relations_faint(  # type: ignore[no-untyped-def]
+    live_server_url, write_doc, tmp_path
+) -> None:
+    """Issue 27: no legend, no colour by type, no type filter; 'related to' labels piled in the middle."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from exograph.core.scope import Scope
+    from exograph.graphs.services import graph_create
+    from tests.factories import UserFactory
+
+    erin = UserFactory(email="erin-explorer@example.com")
+    graph = graph_create(actor=erin, name="People", scope=Scope.PRIVATE)
+    write_doc(
+        graph, erin,
+        texts=["Marie Curie worked in Paris at the Sorbonne.", "Marie Curie studied radioactivity in Paris."],
+        entities=[("Marie Curie", "PERSON", ""), ("Paris", "LOCATION", ""), ("Sorbonne", "ORGANIZATION", ""),
+                  ("radioactivity", "CONCEPT", "")],
+        relations=[("Marie Curie", "WORKED_AT", "Sorbonne"), ("Marie Curie", "RELATED_TO", "Paris"),
+                   ("Marie Curie", "STUDIED", "radioactivity")],
+    )  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = _logged_in_page(browser, live_server_url, erin)
+            watch = PageWatch(page, tmp_path)
+            page.goto(f"{live_server_url}/graphs/{graph.id}/explore/")
+            page.get_by_label("Entity").fill("Marie Curie")
+            page.get_by_label("Entity").press("Enter")
+            expect(page.locator("#panel-title")).to_have_text("Marie Curie")
+            legend = page.locator("#entity-legend")
+            for name in ("Person (1)", "Location (1)", "Organization (1)", "Concept (1)"):
+                expect(legend).to_contain_text(name)
+            cy = "document.getElementById('cy')._cyreg.cy"
+            colours = page.evaluate(
+                f"Object.fromEntries({cy}.nodes().map(n => [n.data('etype'), n.style('background-color')]))"
+            )
+            assert colours["PERSON"] == "rgb(232,89,12)" and colours["LOCATION"] == "rgb(47,158,68)", colours
+            assert len(set(colours.values())) == 4, colours  # one colour per type
+            # The legend's swatch has the canvas colour of its type.
+            swatch = page.locator("#entity-legend .type-swatch.type-location")
+            assert swatch.evaluate("e => getComputedStyle(e).backgroundColor").replace(" ", "") == colours["LOCATION"]
+            # Generic relations: faint and unlabelled until hovered; named ones keep their label.
+            labels = page.evaluate(
+                f"Object.fromEntries({cy}.edges().map(e => [e.data('type'), [e.style('label'), e.hasClass('generic')]]))"
+            )
+            assert labels["related_to"] == ["", True] and labels["worked_at"] == ["worked at (1)", False], labels
+            hovered = page.evaluate(
+                f"(() => {{ const e = {cy}.edges('.generic')[0]; e.emit('mouseover'); return e.style('label'); }})()"
+            )
+            assert hovered == "related to (1)", hovered
+            watch.shot("explorer-legend")
+            # Unticking a type hides its nodes (and their relations); ticking it brings them back.
+            page.locator("#entity-filter-location").uncheck()
+            _until_equal(page, f"{cy}.nodes(':visible').length", 3)
+            visible = page.evaluate(f"{cy}.nodes(':visible').map(n => n.data('etype')).sort()")
+            assert visible == ["CONCEPT", "ORGANIZATION", "PERSON"], visible
+            page.locator("#entity-filter-location").check()
+            _until_equal(page, f"{cy}.nodes(':visible').length", 4)
+            watch.shot("explorer-filtered")
+        finally:
+            browser.close()

@@ -5,6 +5,13 @@
   var nodes = {};   // id -> node data from the API
   var edges = {};   // key -> edge data
   var hiddenTypes = {};
+  var hiddenEntityTypes = {};
+  var GENERIC = "RELATED_TO";  // a co-occurrence, not a named relation: drawn faint, its label only on hover
+  // Entity type colours; the legend's swatches use the same ones (exograph.css .type-swatch.type-*).
+  var TYPE_COLOURS = { PERSON: "#e8590c", ORGANIZATION: "#1971c2", LOCATION: "#2f9e44", DATE: "#868e96",
+    EVENT: "#ae3ec9", PRODUCT: "#f08c00", CONCEPT: "#0c8599" };
+  var OTHER_COLOUR = "#748ffc";
+  function typeOf(node) { var t = String(node.type || "").toUpperCase(); return TYPE_COLOURS[t] ? t : "OTHER"; }
   var selected = null;
   var panels = {};  // entity id -> {sources, passages}: its own provenance, from the read centred on it
 
@@ -28,17 +35,25 @@
           "label": "data(label)", "font-size": 11, "color": "#1d2330", "text-valign": "bottom", "text-margin-y": 4,
           "background-color": "#748ffc", "width": "data(size)", "height": "data(size)",
           "text-wrap": "ellipsis", "text-max-width": 120, "border-width": 0 } },
-        { selector: "node[hop = 0]", style: { "background-color": "#3b5bdb" } },
+        { selector: "node[colour]", style: { "background-color": "data(colour)" } },
+        { selector: "node[hop = 0]", style: { "border-width": 3, "border-color": "#1d2330" } },
         { selector: "node[more > 0]", style: { "border-width": 2, "border-color": "#f59f00", "border-style": "dashed" } },
-        { selector: "node:selected", style: { "background-color": "#e8590c", "border-width": 3, "border-color": "#1d2330" } },
+        { selector: "node:selected", style: { "border-width": 4, "border-color": "#1d2330", "border-style": "double",
+          "font-weight": "bold" } },
         { selector: "edge", style: {
           "label": "data(label)", "font-size": 9, "color": "#5b6478", "width": "data(width)", "line-color": "#adb5bd",
           "target-arrow-color": "#adb5bd", "target-arrow-shape": "triangle", "curve-style": "bezier",
           "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": 1 } },
+        { selector: "edge.generic", style: { "label": "", "line-color": "#dee2e6", "target-arrow-color": "#dee2e6",
+          "opacity": 0.55, "width": 1 } },
+        { selector: "edge.generic.hover, edge.generic:selected", style: { "label": "data(label)", "opacity": 1,
+          "line-color": "#adb5bd", "target-arrow-color": "#adb5bd", "z-index": 10 } },
         { selector: ".filtered", style: { "display": "none" } }
       ]
     });
     cy.on("tap", "node", function (event) { select(event.target.id(), true); });
+    cy.on("mouseover", "edge", function (event) { event.target.addClass("hover"); });
+    cy.on("mouseout", "edge", function (event) { event.target.removeClass("hover"); });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       reset();
@@ -98,7 +113,9 @@
         if (known.expanded && !n.expanded) { n.expanded = true; n.more = known.more; }
       }
       nodes[n.id] = n;
-      var attrs = { id: n.id, label: label(n), size: size(n.degree), hop: n.hop, more: n.more };
+      var kind = typeOf(n);
+      var attrs = { id: n.id, label: label(n), size: size(n.degree), hop: n.hop, more: n.more,
+        etype: kind, colour: TYPE_COLOURS[kind] || OTHER_COLOUR };
       var element = cy.$id(n.id);
       if (element.length) element.data(attrs); else added.push({ group: "nodes", data: attrs });
     });
@@ -108,12 +125,14 @@
       var key = e.source + "|" + e.type + "|" + e.target;
       edges[key] = e;
       if (!cy.getElementById(key).length) {
-        added.push({ group: "edges", data: { id: key, source: e.source, target: e.target, type: e.type,
+        added.push({ group: "edges", classes: String(e.type).toUpperCase() === GENERIC ? "generic" : "",
+          data: { id: key, source: e.source, target: e.target, type: e.type,
           label: e.type.replace(/_/g, " ") + " (" + e.strength + ")", width: Math.min(8, 1 + Math.log2(1 + e.strength)) } });
       }
     });
     cy.add(added);
     renderFilters();
+    renderLegend();
     applyFilters();
   }
 
@@ -141,7 +160,33 @@
     });
   }
 
+  // The legend is also the entity-type filter: one checkbox per type on the canvas, with its colour and count.
+  function renderLegend() {
+    var box = document.getElementById("entity-legend");
+    if (!box) return;
+    var counts = {};
+    Object.keys(nodes).forEach(function (id) { var t = typeOf(nodes[id]); counts[t] = (counts[t] || 0) + 1; });
+    box.textContent = "";
+    Object.keys(counts).sort().forEach(function (type) {
+      var labelEl = document.createElement("label");
+      var check = document.createElement("input");
+      check.type = "checkbox";
+      check.checked = !hiddenEntityTypes[type];
+      check.id = "entity-filter-" + type.toLowerCase();
+      check.setAttribute("data-entity-type", type);
+      check.addEventListener("change", function () { hiddenEntityTypes[type] = !check.checked; applyFilters(); });
+      var swatch = document.createElement("span");
+      swatch.className = "type-swatch type-" + type.toLowerCase();
+      swatch.setAttribute("aria-hidden", "true");
+      labelEl.appendChild(check);
+      labelEl.appendChild(swatch);
+      labelEl.appendChild(document.createTextNode(type.charAt(0) + type.slice(1).toLowerCase() + " (" + counts[type] + ")"));
+      box.appendChild(labelEl);
+    });
+  }
+
   function applyFilters() {
+    cy.nodes().forEach(function (node) { node.toggleClass("filtered", !!hiddenEntityTypes[node.data("etype")]); });
     cy.edges().forEach(function (edge) { edge.toggleClass("filtered", !!hiddenTypes[edge.data("type")]); });
   }
 
