@@ -248,3 +248,99 @@ def test_long_documents_drop_single_mention_concepts_but_keep_names():
     long = extraction_prune(raw, chunk_count=PRUNE_MIN_CHUNKS + 1)
     assert {e.name for e in long.entities} == {"Tax Credit", "Revenue Office"}
     assert "Line Five" not in {m.name for m in long.mentions}
+
+
+# --- issue 25: text that is text, junk entities, one node per thing ---------------------------------
+
+# Written for these tests (a film stub in an encyclopedia's style, and a paper's prose).
+FILM = (
+    "Harbour Lights is a 1961 British comedy film directed by Ralph Tennant. The film stars Miriam Ashdown as "
+    "Clara Voss, a lighthouse keeper who wins a regatta after beating Douglas Reeve in the final race. "
+    "Miriam Ashdown later starred in two sequels; the film stars Miriam Ashdown and Owen Pryce together again."
+)
+PAPER = [
+    C("p0", "We record trace trees while the loop runs. Each of the trace trees grows back toward its anchor. TOED"),
+    C("p1", "The recorder calls T16 first; later T16 loops to its header. The chart shows B897 beside it."),
+    C(
+        "p2",
+        "THE SIEGE OF VICKSBURG began in May. The Document Object Model (DOM) is an interface. DOM nodes are trees.",
+    ),
+]
+# tracemonkey-pldi-09.pdf: a chart's glyphs as the parser reads them (core.language flags the passage).
+GLYPHS = (
+    '!"# $!"# %!"# &!"# )*+,-./#0$1$23# )*+45678#0$1923# :,,/==+.>?:6;+<6//=#0!1923# -<>2.B897<>.>8H2#3$4$56# '
+    ".><57=+).><+.><=+>?+.;</#0$C1C23# ,5?<65FG5E+6/,-6=>B/#0(1!23# K?</676/<# L5?><56# M/,56*# N547>F/# "
+    "N:FF#O6:,/# M-?#O6:,/# TOED TOED Trace Recorder"
+)
+
+
+def test_offline_rejects_sentence_fragments_and_keeps_the_names_in_them():
+    names = {e.name for e in document_extract([C("f", FILM)], extractor=OfflineExtractor()).entities}
+    assert {"Miriam Ashdown", "Douglas Reeve", "Clara Voss", "Ralph Tennant", "Harbour Lights"} <= names
+    fragments = {"film stars Miriam", "stars Miriam Ashdown", "beating Douglas Reeve", "British comedy"}
+    assert not names & fragments
+    mixed = [n for n in names if any(w[:1].islower() and w not in ("and", "of") for w in n.split()) and n != n.lower()]
+    assert mixed == []
+
+
+def test_offline_keeps_recurring_codes_and_defined_acronyms_and_drops_one_off_capitals():
+    names = {e.name for e in document_extract(PAPER, extractor=OfflineExtractor()).entities}
+    assert "T16" in names  # the text keeps using it: a name
+    assert "Document Object Model" in names
+    assert not names & {"B897", "TOED", "THE", "OF", "SIEGE", "VICKSBURG"}
+    assert not any(n.endswith(("back", "grows")) for n in names)  # "trees grows back"
+
+
+def test_junk_rule_pieces():
+    from exograph.documents.extraction.offline import _DocumentWords, name_junk, phrase_fragment
+
+    assert phrase_fragment("film stars Audrey") and phrase_fragment("Hepburn as Eliza")
+    assert phrase_fragment("beating Becky Brewerton") and phrase_fragment("trees back")
+    assert not phrase_fragment("trace trees") and not phrase_fragment("Bank of England")
+    words = _DocumentWords.of(["T16 calls T45. T16 again. NASA and NASA.", "B897 once. ESA (ESA) once."])
+    assert not name_junk("T16", words) and name_junk("B897", words) and name_junk("T45", words)
+    assert not name_junk("NASA", words) and not name_junk("ESA", words)
+    assert not name_junk("BBC", _DocumentWords.of(["The BBC aired it."]))  # one passage: an encyclopedia's acronym
+
+
+def test_glyph_passages_are_kept_out_of_extraction():
+    chunks = [C("g", GLYPHS), C("t", "Andreas Gal built the Trace Recorder at Mozilla Corporation.")]
+    extraction = document_extract(chunks, extractor=OfflineExtractor())
+    assert {m.chunk_id for m in extraction.mentions} == {"t"}
+    names = {e.name for e in extraction.entities}
+    assert "Mozilla Corporation" in names and not names & {"B897", "TOED", "L5", "M-"}
+
+
+def test_variants_merge_into_one_entity_with_their_forms_as_aliases():
+    raw = Extraction(
+        entities=[
+            Entity("trace trees", "CONCEPT"),
+            Entity("Trace Trees", "CONCEPT"),
+            Entity("trace tree", "CONCEPT"),
+            Entity("Babbage’s", "PERSON"),
+            Entity("Jones", "PERSON"),
+            Entity("Jone", "PERSON"),
+        ],
+        mentions=[
+            Mention("c1", "trace trees", "CONCEPT"),
+            Mention("c2", "Trace Trees", "CONCEPT"),
+            Mention("c1", "Babbage’s", "PERSON"),
+            Mention("c2", "Babbage", "PERSON"),
+        ],
+    )
+    resolved = _by_name(extraction_resolve(raw))
+    assert set(resolved) == {"Trace Tree", "Babbage", "Jones", "Jone"}  # names are never de-pluralised
+    assert set(resolved["Trace Tree"].aliases) == {"trace trees", "Trace Trees", "trace tree"}
+    assert resolved["Babbage"].aliases == ["Babbage’s"]
+    assert {m.name for m in extraction_resolve(raw).mentions} == {"Trace Tree", "Babbage"}
+
+
+def test_a_possessive_or_plural_in_one_document_gets_the_same_graph_node_as_the_plain_form_in_another():
+    from exograph.graphs.types import entity_id_for
+
+    first = extraction_resolve(Extraction(entities=[Entity("Babbage's", "PERSON"), Entity("trace trees", "CONCEPT")]))
+    second = extraction_resolve(Extraction(entities=[Entity("Babbage", "PERSON"), Entity("trace tree", "CONCEPT")]))
+    assert {entity_id_for(e.name, e.type) for e in first.entities} == {
+        entity_id_for(e.name, e.type) for e in second.entities
+    }
+    assert {a for e in first.entities for a in e.aliases} == {"Babbage's", "trace trees"}

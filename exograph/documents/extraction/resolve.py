@@ -21,6 +21,86 @@ def name_normalise(name: str) -> str:
     return normalize_name(text)
 
 
+_POSSESSIVE = re.compile(r"[’']s?$")
+_LOWER_PLURAL = re.compile(r"^[a-z]{3,}s$")
+
+
+def _singular(word: str) -> str:
+    """English plural to singular for a lowercase common noun: -ies -> -y, -ches/-shes/-sses/-xes/-zes -> drop -es,
+    else drop -s; words ending -ss, -us, -is are not plurals."""
+    if word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def name_variant_key(name: str) -> str:
+    """The plural-folded merge key of a name: name_normalise with the last word made singular when that word
+    is a lowercase plural as written ("trace trees" -> "trace tree"). A capitalised last word is left alone
+    ("Jones", "Wales", "Trace Trees" as written in a heading): names are not plurals. "" when the name has
+    no plural to fold."""
+    words = unicodedata.normalize("NFKC", name).strip().split()
+    if len(words) < 2 or not _LOWER_PLURAL.match(words[-1]):
+        return ""
+    return name_normalise(" ".join([*words[:-1], _singular(words[-1])]))
+
+
+def _possessive(name: str) -> bool:
+    return bool(_POSSESSIVE.search(name.strip()))
+
+
+def _canonical(name: str, *, plural: bool) -> str:
+    """The form an entity is written to the graph under, the same in every document so that the graph's stable
+    entity ids (graphs.types.entity_id_for) merge it across documents: the possessive dropped ("Babbage's" ->
+    "Babbage") and, when the entity was written as a lowercase plural (`plural`), its last word made singular in
+    the chosen form's case ("trace trees" -> "trace tree", "Trace Trees" -> "Trace Tree")."""
+    name = name.strip()
+    if _possessive(name) and (bare := _POSSESSIVE.sub("", name).rstrip()):
+        name = bare
+    words = name.split()
+    if plural and len(words) >= 2 and _LOWER_PLURAL.match(words[-1].lower()):
+        singular = _singular(words[-1].lower())
+        last = singular.capitalize() if words[-1][:1].isupper() else singular
+        name = " ".join([*words[:-1], last if not words[-1].isupper() else singular.upper()])
+    return name
+
+
+class _Keys:
+    """Union of merge keys: one node per thing within a document (see extraction_resolve)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        root = key
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while key != root:  # path compression
+            self.parent[key], key = root, self.parent.get(key, key)
+        return root
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+    def add(self, name: str) -> None:
+        key = name_normalise(name)
+        if not key:
+            return
+        self.parent.setdefault(key, key)
+        if variant := name_variant_key(name):
+            self.parent.setdefault(variant, variant)
+            self.union(key, variant)
+
+    def of(self, name: str) -> str:
+        key = name_normalise(name)
+        return self.find(key) if key else ""
+
+
 def _type_pick(votes: Counter[str]) -> str:
     specific = [(count, kind) for kind, count in votes.items() if kind != "CONCEPT"]
     if specific:
@@ -29,13 +109,28 @@ def _type_pick(votes: Counter[str]) -> str:
 
 
 def extraction_resolve(extraction: Extraction) -> Extraction:
-    """Merge entities by normalised name: one canonical name (most used form), one type, the rest as aliases."""
+    """Merge entities that name one thing: one canonical name, one type, the other surface forms as aliases
+    (their provenance: every form the document wrote is kept on the entity).
+
+    The merge rule: two names are one entity when they have the same `name_normalise` key (case and accents
+    folded, a leading article, a possessive "'s" and surrounding punctuation dropped: "Babbage's" = "Babbage",
+    "The Beatles" = "Beatles") or when one is the other's lowercase plural ("trace trees" = "trace tree":
+    name_variant_key), transitively ("Trace Trees", "trace trees" and "trace tree" are one). An acronym an entity
+    declares ("Document Object Model (DOM)") folds in too. The canonical name is the most used form, preferring
+    one without a possessive, then a capitalised one, then the shortest, written as `_canonical` (no possessive;
+    singular when a form was a lowercase plural) so that the same thing gets the same graph node from every
+    document."""
+    keys = _Keys()
+    for entity in extraction.entities:
+        keys.add(entity.name)
+    for mention in extraction.mentions:
+        keys.add(mention.name)
     forms: dict[str, Counter[str]] = defaultdict(Counter)
     types: dict[str, Counter[str]] = defaultdict(Counter)
     descriptions: dict[str, str] = {}
     extra_aliases: dict[str, set[str]] = defaultdict(set)
     for entity in extraction.entities:
-        key = name_normalise(entity.name)
+        key = keys.of(entity.name)
         if not key:
             continue
         forms[key][entity.name.strip()] += 1
@@ -45,7 +140,7 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
         if entity.aliases:
             extra_aliases[key].update(a.strip() for a in entity.aliases if a.strip())
     for mention in extraction.mentions:
-        key = name_normalise(mention.name)
+        key = keys.of(mention.name)
         if key in forms:
             forms[key][mention.name.strip()] += 1
             types[key][mention.type] += 1
@@ -53,7 +148,7 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     redirect: dict[str, str] = {}
     for key, aliases in extra_aliases.items():
         for alias in aliases:
-            alias_key = name_normalise(alias)
+            alias_key = keys.of(alias)
             if alias_key and alias_key != key and alias_key in forms and alias_key not in extra_aliases:
                 redirect[alias_key] = key
     for alias_key, key in redirect.items():
@@ -63,15 +158,16 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     entities: list[Entity] = []
     for key, counter in forms.items():
         # The canonical name is a form of the entity's own key, never a folded-in acronym.
-        own = [item for item in counter.items() if name_normalise(item[0]) == key] or list(counter.items())
-        name = max(own, key=lambda item: (item[1], item[0][:1].isupper(), -len(item[0])))[0]
+        own = [item for item in counter.items() if keys.of(item[0]) == key] or list(counter.items())
+        name = max(own, key=lambda item: (not _possessive(item[0]), item[1], item[0][:1].isupper(), -len(item[0])))[0]
+        name = _canonical(name, plural=any(name_variant_key(form) for form in counter))
         kind = _type_pick(types[key])
         canonical[key] = (name, kind)
         alias_list = sorted(({form for form in counter if form != name} | extra_aliases.get(key, set())) - {name})
         entities.append(Entity(name=name, type=kind, description=descriptions.get(key, ""), aliases=alias_list[:20]))
 
     def lookup(raw: str) -> tuple[str, str] | None:
-        key = name_normalise(raw)
+        key = keys.of(raw)
         key = redirect.get(key, key)
         return canonical.get(key)
 
