@@ -164,7 +164,10 @@ def _extractive(
     seen: set[str] = set()
     per_question = max(1, limit // max(1, len(sub_questions)))
     for question in sub_questions or [topic]:
-        extracted = extract_answer(question=question, statements=statements, similarity=similarity, max_sentences=3)
+        # The sub-question's best whole sentences (no short answer picked out of them: findings are statements).
+        extracted = extract_answer(
+            question=question, statements=statements, similarity=similarity, max_sentences=3, answer_type="manner"
+        )
         if not extracted.answered:
             synthesis.unanswered.append(question)
             continue

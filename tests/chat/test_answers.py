@@ -118,3 +118,14 @@ def test_renumber_orders_this_turns_evidence_by_first_citation() -> None:
     text, renumbered = _renumber("X [13]. Y [11, 13]. Z [4].", items, 11)
     assert text == "X [11]. Y [12, 11]. Z [4]."  # [4] is an earlier turn's item: kept
     assert [(i["n"], i["text"]) for i in renumbered] == [(11, "c"), (12, "a"), (13, "b")]
+
+
+def test_a_how_question_is_answered_by_its_best_sentences_not_a_name_picked_out_of_another() -> None:
+    statements = [
+        Statement(n=1, text="Surface codes protect logical qubits from noise. The threshold is about one percent."),
+        Statement(n=2, text="Neural decoders learn the noise of real quantum hardware."),
+    ]
+    extracted = extract_answer(question="How do surface codes shield qubits from noise?", statements=statements)
+    assert extracted.answered and extracted.short == ""  # was "Neural", a name from the wrong sentence
+    assert extracted.text.startswith("Surface codes protect logical qubits from noise [1].")
+    assert extracted.sentences[0] == (1, "Surface codes protect logical qubits from noise.")

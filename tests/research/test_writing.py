@@ -39,7 +39,9 @@ def test_findings_are_cited_sentences_grouped_by_sub_question_and_the_unanswered
     )
     assert synthesis.findings, synthesis
     assert {f["sub_question"] for f in synthesis.findings} == {asked[0]}
-    assert any("Alexei Kitaev proposed the toric code in 1997" in f["text"] for f in synthesis.findings)
+    # The sub-question's best sentence comes first, whole and cited.
+    assert synthesis.findings[0]["text"] == "Alexei Kitaev proposed the toric code in 1997."
+    assert synthesis.findings[0]["citations"] == [1]
     for finding in synthesis.findings:
         assert finding["citations"] and set(finding["citations"]) <= {1, 2, 3}
         assert "related to" not in finding["text"]  # a relation is evidence, never a sentence of the report
@@ -104,3 +106,18 @@ def test_the_summary_ends_a_question_topic_once() -> None:
         "How do surface codes shield qubits?"
     )
     assert summary_line(topic="surface codes", papers=0, articles=2, local=0).endswith("on surface codes.")
+
+
+def test_a_configured_model_gets_the_sub_questions_and_its_unanswered_list_is_kept(openai_research) -> None:
+    asked = ["Who came up with the toric code?", "What does a superconducting qubit cost to buy?"]
+    openai_research.queue(
+        '{"findings": [{"text": "Alexei Kitaev proposed the toric code.", "citations": [1]}], '
+        '"open_questions": [], "unanswered": ["What does a superconducting qubit cost to buy?"]}'
+    )
+    synthesis = research_synthesise(
+        topic="how quantum error correction began", model="snap", sources=_digests(), facts=[], sub_questions=asked
+    )
+    prompt = openai_research.bodies[0]["messages"][-1]["content"]
+    assert f"Sub-questions:\n- {asked[0]}\n- {asked[1]}" in prompt and '"unanswered"' in prompt
+    assert synthesis.findings == [{"text": "Alexei Kitaev proposed the toric code.", "citations": [1]}]
+    assert synthesis.unanswered == [asked[1]] and synthesis.covered

@@ -273,6 +273,8 @@ def _answer_type(question: str) -> str:
         return "yesno"
     if re.search(r"\bhow (many|much|long|old|far|tall|large|big)\b|\bwhat (number|percentage|amount)\b", q):
         return "number"
+    if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
+        return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
     if q.startswith("when") or re.search(r"\b(what|which) (year|date|day|month|century|decade)\b|\bdate of\b", q):
         return "date"
     if q.startswith("where") or re.search(r"\b(which|what) (city|country|state|town|place|county|region)\b", q):
@@ -511,8 +513,10 @@ def extract_answer(
     statements: Sequence[Statement],
     similarity: Similarity | None = None,
     max_sentences: int = 2,
+    answer_type: str | None = None,
 ) -> Extracted:
-    """The short answer and its cited whole sentences, or a plain refusal when the evidence does not answer."""
+    """The short answer and its cited whole sentences, or a plain refusal when the evidence does not answer.
+    `answer_type` "manner" asks for the best sentences only (no short answer, no chain): research findings."""
     sentences: list[_Sentence] = []
     seen: set[str] = set()
     for position, statement in enumerate(statements):
@@ -528,9 +532,11 @@ def extract_answer(
     relevance = relevance_of(question, ranked, evidence_text)
     if relevance < RELEVANCE_MIN:
         return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
-    kind = _answer_type(question)
-    either = _either(question, ranked) if " or " in question and kind != "number" else None
-    chain = _follow_chain(question, sentences, kind, ranked) if kind != "yesno" and either is None else None
+    kind = answer_type or _answer_type(question)
+    either = _either(question, ranked) if " or " in question and kind not in ("number", "manner") else None
+    chain = (
+        _follow_chain(question, sentences, kind, ranked) if kind not in ("yesno", "manner") and either is None else None
+    )
     if either is not None:
         chain = None
     short = ""
@@ -548,7 +554,7 @@ def extract_answer(
                 hit = next((s for s in ranked if _found(name, s.text)), None)
                 if hit is not None and hit not in support:
                     support.append(hit)
-        else:
+        elif kind != "manner":
             spans = _candidates(ranked, question, kind)
             if spans:
                 short, where = spans[0][1], spans[0][2]
