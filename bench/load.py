@@ -14,6 +14,13 @@ Writes bench/results/load.json and prints the table (p50/p95 per endpoint, throu
 
 BENCH_CLIENTS (50), BENCH_SECONDS (60), BENCH_PHASES ("1,2": worker processes per phase), BENCH_DRAIN_SECONDS (900).
 Loads the machine: run it alone, under `nice`.
+
+Faults inside the run: `--kill worker,redis` (or BENCH_KILL=worker,redis) SIGKILLs, in each phase, the first worker
+process's group at 30% of the clients' time (a new worker is started 3 s later, as make run's supervisor does) and
+the embedded redis-server (broker, cache, limiter, graph store; append-only file on, as make run's) at 60% (started
+again on its data 3 s later); celery beat runs beside the workers for the lease sweep. Each phase then also counts
+lost work: uploads not ending processed, or failed without a reason or without their charge refunded, and chat
+charges neither answered (a stored, paid answer) nor refunded. Writes bench/results/load-faults.json instead.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ CLIENTS = int(os.environ.get("BENCH_CLIENTS", "50"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
 PHASES = [int(n) for n in os.environ.get("BENCH_PHASES", "1,2").split(",") if n.strip()]
 DRAIN_SECONDS = float(os.environ.get("BENCH_DRAIN_SECONDS", "900"))
+FAULTS = ("worker", "redis")
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/exo_bench_load")
 PORT = int(os.environ.get("BENCH_PORT", "8765"))
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "files"
@@ -92,6 +100,95 @@ def _worker(index: int, tmp: Path) -> subprocess.Popen[bytes]:
         ],
         tmp / f"worker-{index}.log",
     )  # fmt: skip
+
+
+def _beat(tmp: Path) -> subprocess.Popen[bytes]:
+    """celery beat (the periodic jobs: the lease sweep that resumes interrupted work), as make run starts it."""
+    return _spawn(
+        [
+            sys.executable, "-m", "celery", "-A", "exograph", "beat", "-l", "warning",
+            "--schedule", str(tmp / "beat-schedule"), "--pidfile=",
+        ],
+        tmp / "beat.log",
+    )  # fmt: skip
+
+
+def _kills_from(argv: list[str]) -> tuple[str, ...]:
+    """The faults to inject: --kill worker,redis (or BENCH_KILL); empty for a plain run."""
+    spec = os.environ.get("BENCH_KILL", "")
+    for i, arg in enumerate(argv):
+        if arg.startswith("--kill="):
+            spec = arg.split("=", 1)[1]
+        elif arg == "--kill" and i + 1 < len(argv):
+            spec = argv[i + 1]
+    kills = tuple(k.strip() for k in spec.split(",") if k.strip())
+    unknown = [k for k in kills if k not in FAULTS]
+    if unknown:
+        raise SystemExit(f"--kill: unknown {', '.join(unknown)}; choose from {', '.join(FAULTS)}")
+    return kills
+
+
+class Faults:
+    """SIGKILLs the first worker at 30% of the phase and redis-server at 60%; each comes back 3 s later."""
+
+    def __init__(self, kills: tuple[str, ...], server: Any, workers: list[subprocess.Popen[bytes]], tmp: Path) -> None:
+        self.kills, self.server, self.workers, self.tmp = kills, server, workers, tmp
+        self.events: list[str] = []
+
+    async def run(self, started: float, phase: int) -> None:
+        if "worker" in self.kills:
+            await asyncio.sleep(max(0.0, started + SECONDS * 0.3 - time.monotonic()))
+            victim = self.workers[0]
+            os.killpg(victim.pid, signal.SIGKILL)  # the worker and its pool children, mid-stage
+            await asyncio.to_thread(victim.wait, 10)
+            self.events.append(f"worker SIGKILLed at {time.monotonic() - started:.1f} s")
+            await asyncio.sleep(3)
+            self.workers[0] = _worker(phase * 10 + 9, self.tmp)
+            self.events.append(f"worker started again at {time.monotonic() - started:.1f} s")
+        if "redis" in self.kills and self.server is not None:
+            await asyncio.sleep(max(0.0, started + SECONDS * 0.6 - time.monotonic()))
+            self.server.process.send_signal(signal.SIGKILL)  # broker, cache, limiter and graph store at once
+            await asyncio.to_thread(self.server.process.wait, 10)
+            self.events.append(f"redis-server SIGKILLed at {time.monotonic() - started:.1f} s")
+            await asyncio.sleep(3)
+            # Started from a pool thread: without outlive_parent its parent-death signal (per thread) would stop it
+            # when asyncio.run ends that thread. main's finally stops it.
+            self.server.outlive_parent = True
+            await asyncio.to_thread(self.server.start)  # same data directory: back from its append-only file
+            self.events.append(f"redis-server started again at {time.monotonic() - started:.1f} s")
+
+
+def _lost_work(document_ids: set[str], user_ids: list[int]) -> dict[str, Any]:
+    """Work that did not end: uploads not processed (nor failed with a reason and their charge refunded), chat
+    charges with neither a paid stored answer nor a refund."""
+    from django.db.models import Q, Sum
+
+    from billing.models import CreditEntry
+    from exograph.chat.models import ChatMessage
+    from exograph.core.models import Lease
+    from exograph.documents.models import Document, DocumentStatus
+
+    docs = Document.objects.filter(pk__in=document_ids)
+    unfinished = docs.exclude(status__in=(DocumentStatus.PROCESSED, DocumentStatus.FAILED)).count()
+    kept = 0
+    for document_id in docs.filter(status=DocumentStatus.FAILED).values_list("pk", flat=True):
+        kept += bool(CreditEntry.objects.filter(reference__contains=str(document_id)).aggregate(t=Sum("amount"))["t"])
+    chat = CreditEntry.objects.filter(account__user_id__in=user_ids, reference__icontains="chat")
+    charges, refunds = chat.filter(kind="charge").count(), chat.filter(kind="refund").count()
+    paid = (
+        ChatMessage.objects.filter(session__owner_id__in=user_ids, role="assistant")
+        .filter(Q(usage__credits__gt=0))
+        .count()
+    )
+    return {
+        "uploads_unfinished": unfinished,
+        "uploads_failed_still_charged": kept,
+        "chat_charges": charges,
+        "chat_answers_paid": paid,
+        "chat_refunds": refunds,
+        "chat_charges_unresolved": charges - paid - refunds,
+        "leases_left": Lease.objects.count(),
+    }
 
 
 def _accounts(phase: int, count: int = CLIENTS) -> list[tuple[int, str]]:
@@ -193,26 +290,36 @@ def _ledger_mismatches(user_ids: list[int]) -> list[str]:
     return bad
 
 
-def _phase(workers_count: int, phase: int, base: str, tmp: Path) -> dict[str, Any]:
+def _phase(
+    workers_count: int, phase: int, base: str, tmp: Path, kills: tuple[str, ...] = (), server: Any = None
+) -> dict[str, Any]:
     from exograph.documents.models import Document, DocumentStatus
 
     accounts = _accounts(phase)
     workers = [_worker(phase * 10 + i, tmp) for i in range(workers_count)]
+    beat = _beat(tmp) if kills else None
     time.sleep(8)  # the workers connect and load (the embedding model loads on their first embed)
     stats = Stats()
+    faults = Faults(kills, server, workers, tmp)
     started = time.monotonic()
     deadline = started + SECONDS
 
     async def run_all() -> None:
         await asyncio.gather(
-            *(_client(i, key, base, deadline, stats, seed=phase * 1000 + i) for i, (_, key) in enumerate(accounts))
+            *(_client(i, key, base, deadline, stats, seed=phase * 1000 + i) for i, (_, key) in enumerate(accounts)),
+            faults.run(started, phase),
         )
 
     asyncio.run(run_all())
     elapsed = time.monotonic() - started
     drain = _wait_drained(stats.uploads)
+    if kills:  # an interrupted chat's charge is refunded by the sweep within a lease TTL + a sweep interval
+        time.sleep(60)
+    lost = _lost_work(stats.uploads, [uid for uid, _ in accounts]) if kills else None
     for worker in workers:
         _stop(worker)
+    if beat is not None:
+        _stop(beat)
     docs = Document.objects.filter(pk__in=stats.uploads)
     by_status = {s: docs.filter(status=s).count() for s in DocumentStatus.values}
     unexplained = docs.filter(status=DocumentStatus.FAILED, failure_reason="").count()
@@ -243,11 +350,17 @@ def _phase(workers_count: int, phase: int, base: str, tmp: Path) -> dict[str, An
         "failed_without_reason": unexplained,
         "drain_seconds": round(drain, 1),
         "ledger_mismatches": mismatches,
+        **({"faults": faults.events, "lost_work": lost} if kills else {}),
     }
 
 
 def main() -> int:
+    kills = _kills_from(sys.argv[1:])
     server, tmp = start_services("exo-bench-load-", keep_database_url=False)
+    if "redis" in kills and server is not None:  # persisted like make run's embedded store, to be killed mid-run
+        server.stop()
+        server.persist = True
+        server.start()
     os.environ["DATABASE_URL"] = DATABASE_URL
     os.environ["EXOGRAPH_LOG_LEVEL"] = "warning"
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
@@ -278,7 +391,7 @@ def main() -> int:
         _warm_up(base)
         for phase, workers_count in enumerate(PHASES, start=1):
             print(f"phase {phase}: {CLIENTS} clients, {SECONDS:g} s, {workers_count} worker process(es)…", flush=True)
-            results.append(_phase(workers_count, phase, base, tmp))
+            results.append(_phase(workers_count, phase, base, tmp, kills, server))
             _print(results[-1])
     finally:
         _stop(web)
@@ -291,18 +404,24 @@ def main() -> int:
         and r["failed_without_reason"] == 0
         and not r["ledger_mismatches"]
         and r["uploads_by_status"].get("pending", 0) + r["uploads_by_status"].get("processing", 0) == 0
+        and (not kills or _nothing_lost(r["lost_work"]))
         for r in results
     )
     out = {
-        "benchmark": "load",
+        "benchmark": "load-faults" if kills else "load",
         "ok": ok,
+        "kills": list(kills),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "note": "shared 2-core machine"},
         "phases": results,
     }
-    path = ROOT / "bench" / "results" / "load.json"
+    path = ROOT / "bench" / "results" / ("load-faults.json" if kills else "load.json")
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path.relative_to(ROOT)}; {'OK' if ok else 'FAILED'}")
     return 0 if ok else 1
+
+
+def _nothing_lost(lost: dict[str, Any]) -> bool:
+    return not (lost["uploads_unfinished"] or lost["uploads_failed_still_charged"] or lost["chat_charges_unresolved"])
 
 
 def _warm_up(base: str) -> None:
@@ -329,6 +448,9 @@ def _print(result: dict[str, Any]) -> None:
     print(f"  uploads: {result['uploads']} {result['uploads_by_status']}, queue drained in "
           f"{result['drain_seconds']} s after the clients stopped; ledger mismatches: "
           f"{len(result['ledger_mismatches'])}\n", flush=True)  # fmt: skip
+    if "faults" in result:
+        print(f"  faults: {'; '.join(result['faults'])}")
+        print(f"  lost work: {result['lost_work']}\n", flush=True)
 
 
 if __name__ == "__main__":
