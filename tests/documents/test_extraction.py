@@ -277,10 +277,10 @@ GLYPHS = (
 def test_offline_rejects_sentence_fragments_and_keeps_the_names_in_them():
     names = {e.name for e in document_extract([C("f", FILM)], extractor=OfflineExtractor()).entities}
     assert {"Miriam Ashdown", "Douglas Reeve", "Clara Voss", "Ralph Tennant", "Harbour Lights"} <= names
-    fragments = {"film stars Miriam", "stars Miriam Ashdown", "beating Douglas Reeve", "British comedy"}
+    fragments = {"film stars Miriam", "stars Miriam Ashdown", "beating Douglas Reeve"}
     assert not names & fragments
-    mixed = [n for n in names if any(w[:1].islower() and w not in ("and", "of") for w in n.split()) and n != n.lower()]
-    assert mixed == []
+    # a name followed by common nouns is a concept comparison questions join passages through
+    assert not any(n.split()[0].islower() and n != n.lower() for n in names)
 
 
 def test_offline_keeps_recurring_codes_and_defined_acronyms_and_drops_one_off_capitals():
@@ -297,6 +297,7 @@ def test_junk_rule_pieces():
     assert phrase_fragment("film stars Audrey") and phrase_fragment("Hepburn as Eliza")
     assert phrase_fragment("beating Becky Brewerton") and phrase_fragment("trees back")
     assert not phrase_fragment("trace trees") and not phrase_fragment("Bank of England")
+    assert not phrase_fragment("American writer") and phrase_fragment("Lotharingia by marriage")
     words = _DocumentWords.of(["T16 calls T45. T16 again. NASA and NASA.", "B897 once. ESA (ESA) once."])
     assert not name_junk("T16", words) and name_junk("B897", words) and name_junk("T45", words)
     assert not name_junk("NASA", words) and not name_junk("ESA", words)

@@ -10,9 +10,12 @@ word shapes and YAKE's own English stopword list (shipped inside the yake packag
   there ("Document Object Model (DOM)"), or the document is a single passage (an encyclopedia paragraph names
   "BBC" once); one seen once in a longer document is a heading word or glyph debris ("TOED"); a capitals
   word inside a stretch of capitals words ("THE SIEGE OF VICKSBURG") is a heading, not an acronym;
-* **fragments** (keyphrases): a phrase mixing lowercase words (other than name connectors: of, de, van ...)
-  with capitalised ones is a piece of a sentence ("film stars Audrey", "beating Becky Brewerton", "Hepburn as
-  Eliza"): the name in it is found by the capitalised-name pattern; an all-lowercase phrase is kept only
+* **fragments** (keyphrases): a phrase mixing lowercase words with capitalised ones is a piece of a sentence
+  when a lowercase word (other than name connectors: of, de, van ...) comes before the first capitalised word
+  ("film stars Audrey", "beating Becky Brewerton"), when a lowercase word is a stopword ("Hepburn as Eliza"),
+  when a capitalised word follows the lowercase ones, or when it ends in a verb form; the name in it is found
+  by the capitalised-name pattern. A name followed by common nouns is a concept and kept ("American writer",
+  "British comedy film": comparison questions join passages through it). An all-lowercase phrase is kept only
   when none of its words is a stopword or particle ("trees back", "musician and author"), neither end is a
   verb form (-ing, -ed, or a verb of the relation list), and it is not a plural followed by a verb-like -s word
   ("trace trees grows").
@@ -188,9 +191,17 @@ def phrase_fragment(phrase: str) -> bool:
     words = phrase.split()
     if len(words) < 2:
         return False
-    lower = [w for w in words if w[:1].islower() and w.lower() not in _NAME_CONNECTORS]
-    if lower and any(w[:1].isupper() for w in words):
-        return True  # "film stars Audrey", "beating Becky Brewerton", "Hepburn as Eliza"
+    if any(w[:1].isupper() for w in words) and any(w[:1].islower() for w in words):
+        stop = _stopwords()
+        first_capital = next(i for i, w in enumerate(words) if w[:1].isupper())
+        if any(w[:1].islower() and w.lower() not in _NAME_CONNECTORS for w in words[:first_capital]):
+            return True  # "film stars Audrey", "beating Becky Brewerton": words before the name
+        if any(w in stop and w not in _NAME_CONNECTORS for w in words if w[:1].islower()):
+            return True  # "Hepburn as Eliza", "Lotharingia by marriage"
+        common = [i for i, w in enumerate(words) if w[:1].islower() and w.lower() not in _NAME_CONNECTORS]
+        if common and any(w[:1].isupper() for w in words[common[0] :]):
+            return True  # a name, lowercase words, a name again: "Audrey Hepburn stars Gregory"
+        return _verb_form(words[-1])  # "Becky Brewerton beating"; "American writer" is a concept
     if all(w.islower() for w in words):
         stop = _stopwords()
         if any(w in stop or w in _PARTICLES for w in words):
