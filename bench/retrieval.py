@@ -188,6 +188,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", default="2wikimultihopqa,hotpotqa,musique")
     parser.add_argument(
+        "--split",
+        choices=("dev", "validation"),
+        default="dev",
+        help="validation: HippoRAG's train sets (hipporag_*_train_100.json; HotpotQA, MuSiQue), not tuned on",
+    )
+    parser.add_argument(
         "--modes", default=",".join(MODES), help=f"modes to ask in, comma-separated (default all: {','.join(MODES)})"
     )
     parser.add_argument(
@@ -230,6 +236,7 @@ def main() -> None:
             state=args.state,
             ingest_only=args.ingest_only,
             modes=modes,
+            split=args.split,
         )
     finally:
         if server is not None:
@@ -244,6 +251,7 @@ def run(
     state: Path | None = None,
     ingest_only: bool = False,
     modes: Sequence[str] = MODES,
+    split: str = "dev",
 ) -> None:
     import django
 
@@ -252,10 +260,17 @@ def run(
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    results: dict[str, Any] = {"datasets": {}, "limit": limit, "machine": platform.platform()}
+    results: dict[str, Any] = {"datasets": {}, "limit": limit, "split": split, "machine": platform.platform()}
     for name in names:
         folder = data / name
-        dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
+        if split == "validation":
+            from bench.chat import validation_load
+
+            dataset = validation_load(folder, limit=limit) if folder.is_dir() else None
+            if dataset is not None:
+                dataset.name = f"{name}-validation"
+        else:
+            dataset = dataset_load(folder, limit=limit) if folder.is_dir() else None
         if dataset is None:
             print(f"{name}: no dataset in {folder}, skipped")
             continue
