@@ -252,56 +252,12 @@ def test_long_documents_drop_single_mention_concepts_but_keep_names():
 
 # --- issue 25: text that is text, junk entities, one node per thing ---------------------------------
 
-# Written for these tests (a film stub in an encyclopedia's style, and a paper's prose).
-FILM = (
-    "Harbour Lights is a 1961 British comedy film directed by Ralph Tennant. The film stars Miriam Ashdown as "
-    "Clara Voss, a lighthouse keeper who wins a regatta after beating Douglas Reeve in the final race. "
-    "Miriam Ashdown later starred in two sequels; the film stars Miriam Ashdown and Owen Pryce together again."
-)
-PAPER = [
-    C("p0", "We record trace trees while the loop runs. Each of the trace trees grows back toward its anchor. TOED"),
-    C("p1", "The recorder calls T16 first; later T16 loops to its header. The chart shows B897 beside it."),
-    C(
-        "p2",
-        "THE SIEGE OF VICKSBURG began in May. The Document Object Model (DOM) is an interface. DOM nodes are trees.",
-    ),
-]
 # tracemonkey-pldi-09.pdf: a chart's glyphs as the parser reads them (core.language flags the passage).
 GLYPHS = (
     '!"# $!"# %!"# &!"# )*+,-./#0$1$23# )*+45678#0$1923# :,,/==+.>?:6;+<6//=#0!1923# -<>2.B897<>.>8H2#3$4$56# '
     ".><57=+).><+.><=+>?+.;</#0$C1C23# ,5?<65FG5E+6/,-6=>B/#0(1!23# K?</676/<# L5?><56# M/,56*# N547>F/# "
     "N:FF#O6:,/# M-?#O6:,/# TOED TOED Trace Recorder"
 )
-
-
-def test_offline_rejects_sentence_fragments_and_keeps_the_names_in_them():
-    names = {e.name for e in document_extract([C("f", FILM)], extractor=OfflineExtractor()).entities}
-    assert {"Miriam Ashdown", "Douglas Reeve", "Clara Voss", "Ralph Tennant", "Harbour Lights"} <= names
-    fragments = {"film stars Miriam", "stars Miriam Ashdown", "beating Douglas Reeve"}
-    assert not names & fragments
-    # a name followed by common nouns is a concept comparison questions join passages through
-    assert not any(n.split()[0].islower() and n != n.lower() for n in names)
-
-
-def test_offline_keeps_recurring_codes_and_defined_acronyms_and_drops_one_off_capitals():
-    names = {e.name for e in document_extract(PAPER, extractor=OfflineExtractor()).entities}
-    assert "T16" in names  # the text keeps using it: a name
-    assert "Document Object Model" in names
-    assert not names & {"B897", "TOED", "THE", "OF", "SIEGE", "VICKSBURG"}
-    assert not any(n.endswith(("back", "grows")) for n in names)  # "trees grows back"
-
-
-def test_junk_rule_pieces():
-    from exograph.documents.extraction.offline import _DocumentWords, name_junk, phrase_fragment
-
-    assert phrase_fragment("film stars Audrey") and phrase_fragment("Hepburn as Eliza")
-    assert phrase_fragment("beating Becky Brewerton") and phrase_fragment("trees back")
-    assert not phrase_fragment("trace trees") and not phrase_fragment("Bank of England")
-    assert not phrase_fragment("American writer") and phrase_fragment("Lotharingia by marriage")
-    words = _DocumentWords.of(["T16 calls T45. T16 again. NASA and NASA.", "B897 once. ESA (ESA) once."])
-    assert not name_junk("T16", words) and name_junk("B897", words) and name_junk("T45", words)
-    assert not name_junk("NASA", words) and not name_junk("ESA", words)
-    assert not name_junk("BBC", _DocumentWords.of(["The BBC aired it."]))  # one passage: an encyclopedia's acronym
 
 
 def test_glyph_passages_are_kept_out_of_extraction():

@@ -1,35 +1,11 @@
-"""The offline extractor: keyphrases, capitalised names, acronyms and verb patterns, no network.
-
-Junk filter (`name_junk`, applied to every candidate before it becomes an entity). No POS tagger ships in the
-installed packages (yake, segtok, jellyfish; nothing may download a model at run time), so the rule is built on
-word shapes and YAKE's own English stopword list (shipped inside the yake package):
-
-* **codes**: a token of one or two letters and digits ("T16", "B897") is kept only when it occurs at least
-  twice in the document (a name the text keeps using: "TraceMonkey calls T16 ... T16 loops back");
-* **short capitals**: an all-capitals token of 2-5 letters is kept when it recurs in the document, is defined
-  there ("Document Object Model (DOM)"), or the document is a single passage (an encyclopedia paragraph names
-  "BBC" once); one seen once in a longer document is a heading word or glyph debris ("TOED"); a capitals
-  word inside a stretch of capitals words ("THE SIEGE OF VICKSBURG") is a heading, not an acronym;
-* **fragments** (keyphrases): a phrase mixing lowercase words with capitalised ones is a piece of a sentence
-  when a lowercase word (other than name connectors: of, de, van ...) comes before the first capitalised word
-  ("film stars Audrey", "beating Becky Brewerton"), when a lowercase word is a stopword ("Hepburn as Eliza"),
-  when a capitalised word follows the lowercase ones, or when it ends in a verb form; the name in it is found
-  by the capitalised-name pattern. A name followed by common nouns is a concept and kept ("American writer",
-  "British comedy film": comparison questions join passages through it). An all-lowercase phrase is kept only
-  when none of its words is a stopword or particle ("trees back", "musician and author"), neither end is a
-  verb form (-ing, -ed, or a verb of the relation list), and it is not a plural followed by a verb-like -s word
-  ("trace trees grows").
-"""
+"""The offline extractor: keyphrases, capitalised names, acronyms and verb patterns, no network."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
@@ -153,94 +129,6 @@ _COMMON_VERBS = {
     "managed": "MANAGE",
 }
 _NOT_VERBS = {"need", "speed", "feed", "seed", "bed", "red", "based", "embedded", "hundred", "indeed"}
-_NAME_CONNECTORS = frozenset({"of", "for", "and", "de", "del", "der", "van", "von", "la", "le", "du", "the", "&"})
-_PARTICLES = frozenset(
-    {"back", "up", "down", "out", "off", "away", "over", "again", "forward", "together", "apart", "onto", "into"}
-)
-_CODE = re.compile(r"[A-Za-z]{1,2}\d+[A-Za-z]?")
-_SHORT_CAPS = re.compile(r"[A-Z]{2,5}s?")
-_CAPS_WORD = re.compile(r"[A-Z][A-Z0-9&'’.-]+")
-_WORD = re.compile(r"[\w&'’.-]+")
-
-
-@functools.cache
-def _stopwords() -> frozenset[str]:
-    """YAKE's English stopword list, as shipped inside the yake package (no download)."""
-    import yake
-
-    path = Path(yake.__file__).parent / "core" / "StopwordsList" / "stopwords_en.txt"
-    try:
-        return frozenset(path.read_text(encoding="utf-8", errors="ignore").split())
-    except OSError:  # an unusual install: the shape rules still apply
-        return frozenset()
-
-
-def _verb_form(word: str) -> bool:
-    lower = word.lower()
-    if lower in _COMMON_VERBS:
-        return True
-    return len(lower) > 5 and lower.isalpha() and lower.endswith(("ing", "ed")) and lower not in _NOT_VERBS
-
-
-def _plural_form(word: str) -> bool:
-    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
-
-
-def phrase_fragment(phrase: str) -> bool:
-    """A keyphrase that is a piece of a sentence, not a name or a concept (the module's fragment rule)."""
-    words = phrase.split()
-    if len(words) < 2:
-        return False
-    if any(w[:1].isupper() for w in words) and any(w[:1].islower() for w in words):
-        stop = _stopwords()
-        first_capital = next(i for i, w in enumerate(words) if w[:1].isupper())
-        if any(w[:1].islower() and w.lower() not in _NAME_CONNECTORS for w in words[:first_capital]):
-            return True  # "film stars Audrey", "beating Becky Brewerton": words before the name
-        if any(w in stop and w not in _NAME_CONNECTORS for w in words if w[:1].islower()):
-            return True  # "Hepburn as Eliza", "Lotharingia by marriage"
-        common = [i for i, w in enumerate(words) if w[:1].islower() and w.lower() not in _NAME_CONNECTORS]
-        if common and any(w[:1].isupper() for w in words[common[0] :]):
-            return True  # a name, lowercase words, a name again: "Audrey Hepburn stars Gregory"
-        return _verb_form(words[-1])  # "Becky Brewerton beating"; "American writer" is a concept
-    if all(w.islower() for w in words):
-        stop = _stopwords()
-        if any(w in stop or w in _PARTICLES for w in words):
-            return True  # "trees back", "musician and author"
-        if _verb_form(words[0]) or _verb_form(words[-1]):
-            return True  # "cricketer who spent", "using trees"
-        if _plural_form(words[-1]) and any(_plural_form(w) for w in words[:-1]):
-            return True  # "trace trees grows": a plural subject and its verb
-    return False
-
-
-@dataclass(frozen=True)
-class _DocumentWords:
-    """What the junk rule needs to know about the whole document."""
-
-    counts: Counter[str]
-    defined: frozenset[str]
-    passages: int
-
-    @classmethod
-    def of(cls, texts: Sequence[str]) -> _DocumentWords:
-        counts: Counter[str] = Counter()
-        defined: set[str] = set()
-        for text in texts:
-            counts.update(word.strip(".,;:'’-") for word in _WORD.findall(text))
-            defined.update(match.group(2) for match in _ACRONYM_DEFINITION.finditer(text))
-        return cls(counts=counts, defined=frozenset(defined), passages=len(texts))
-
-
-def name_junk(name: str, words: _DocumentWords) -> bool:
-    """A code or short capitals token the document does not keep using (the module's rule)."""
-    if _CODE.fullmatch(name):
-        return words.counts[name] < 2
-    if _SHORT_CAPS.fullmatch(name):
-        bare = name.rstrip("s") if not name.isupper() else name
-        if bare in words.defined or words.passages <= 1:
-            return False
-        return words.counts[name] + (words.counts[bare] if bare != name else 0) < 2
-    return False
 
 
 def _verb_lemma(word: str) -> str | None:
@@ -306,14 +194,7 @@ class _Span:
     type: str
 
 
-def _caps_stretch(sentence: str, start: int, end: int) -> bool:
-    """The capitals word at [start, end) stands beside another capitals word: a heading, not an acronym."""
-    before = sentence[:start].split()[-1:] or [""]
-    after = sentence[end:].split()[:1] or [""]
-    return any(len(w.strip(".,;:")) >= 2 and _CAPS_WORD.fullmatch(w.strip(".,;:")) for w in (*before, *after))
-
-
-def _sentence_spans(sentence: str, words: _DocumentWords | None = None) -> list[_Span]:
+def _sentence_spans(sentence: str) -> list[_Span]:
     spans: list[_Span] = []
     taken: list[tuple[int, int]] = []
 
@@ -341,8 +222,6 @@ def _sentence_spans(sentence: str, words: _DocumentWords | None = None) -> list[
     for match in _ACRONYM.finditer(sentence):
         name = match.group()
         if name.rstrip("s") in _ACRONYM_STOP or name.isdigit():
-            continue
-        if words is not None and (name_junk(name, words) or _caps_stretch(sentence, match.start(), match.end())):
             continue
         add(match.start(), match.end(), name, _entity_type(name, sentence[: match.start()]))
     spans.sort(key=lambda span: span.start)
@@ -381,7 +260,6 @@ class OfflineExtractor:
         relations: list[Relation] = []
         cooccurrence: dict[tuple[str, str], Relation] = {}
         keyphrases = self._keyphrases(chunks)
-        words = _DocumentWords.of([chunk.text for chunk in chunks])
         for chunk in chunks:
             text = chunk.text
             for match in _ACRONYM_DEFINITION.finditer(text):
@@ -391,7 +269,7 @@ class OfflineExtractor:
                     entities.append(Entity(name=long_name, type=kind, aliases=[match.group(2)]))
             chunk_names: dict[str, str] = {}
             for sentence in _SENTENCE.split(text):
-                spans = _sentence_spans(sentence, words)[: self.max_entities_per_sentence]
+                spans = _sentence_spans(sentence)[: self.max_entities_per_sentence]
                 for span in spans:
                     chunk_names[span.name] = span.type
                 for left, right in zip(spans, spans[1:], strict=False):
@@ -452,7 +330,5 @@ class OfflineExtractor:
                 continue  # single words are too vague; names and acronyms are found by the patterns
             if any(_verb_lemma(word) for word in words):
                 continue  # "Gal designed": a clause fragment, not a concept
-            if phrase_fragment(phrase):
-                continue  # "film stars Audrey", "trees back": see the module's junk rule
             phrases.append(phrase)
         return phrases
