@@ -71,9 +71,20 @@ def earnings_record(
     usage = WorldUsage.objects.create(
         querier=querier, query_digest=digest, source=UsageSource(source), contributor_ids=others
     )
-    # Pay after commit; the periodic sweep pays any usage whose task was lost.
-    transaction.on_commit(lambda: earnings_pay_for_record_task.delay(str(usage.id)))
+    # Pay after commit; the periodic sweep pays any usage whose task was lost or could not be sent.
+    transaction.on_commit(lambda: _pay_soon(str(usage.id)))
     return usage
+
+
+def _pay_soon(record_id: str) -> None:
+    """Queue the payment of one usage record. A broker that is down must not fail the answer or research step that
+    used the knowledge (it is committed and paid for): the record stays unpaid and earnings_sweep pays it."""
+    try:
+        earnings_pay_for_record_task.delay(record_id)
+    except Exception as exc:
+        logger.warning(
+            "world usage %s: could not queue its payment (%s); the sweep pays it", record_id, type(exc).__name__
+        )
 
 
 def _contributor_ids(raw: object, querier_id: int) -> list[int]:

@@ -138,6 +138,29 @@ def test_earnings_record_keeps_only_a_keyed_digest_and_pays_after_commit(
     assert earnings(bob).count() == 1
 
 
+def test_a_broker_down_after_commit_leaves_the_record_for_the_sweep_and_fails_nothing(
+    alice, bob, django_capture_on_commit_callbacks, monkeypatch, caplog
+):
+    """The answer or research step that used world knowledge is committed; its contributors' payment is sent after
+    commit. A broker that is down then (kombu's OperationalError) must not fail that step: the sweep pays later."""
+    from kombu.exceptions import OperationalError
+
+    def broker_down(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OperationalError("Error 2 connecting to /tmp/gone/falkordb.sock. No such file or directory.")
+
+    monkeypatch.setattr(earnings_pay_for_record_task, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        usage = earnings_record(querier=alice, query="tidal power in Orkney", contributor_ids=[bob.pk], source="chat")
+    assert usage is not None and len(callbacks) == 1  # ran, and raised nothing
+    usage.refresh_from_db()
+    assert usage.paid_at is None and not earnings(bob).exists()
+    assert "could not queue its payment" in caplog.text and "tidal" not in caplog.text
+
+    earnings_sweep_task()
+    usage.refresh_from_db()
+    assert usage.paid_at is not None and earnings(bob).count() == 1
+
+
 def test_earnings_record_without_other_contributors_records_nothing(alice):
     assert earnings_record(querier=alice, query="q", contributor_ids=[alice.pk], source="search") is None
     assert not WorldUsage.objects.exists()

@@ -182,7 +182,9 @@ def silent_broker() -> Iterator[str]:
 
 def send_probe(broker_url: str, *, marker_dir: Path, run_seconds: float) -> None:
     """Queue one probe task (tests/faults/tasks.py) on the default queue of broker_url."""
-    sender = Celery("fault-sender", broker=broker_url)
+    # Not the current app: shared tasks (billing's earnings task) would follow it to this broker, not eagerly, and
+    # fail later tests whose on-commit sends then reached a store long gone.
+    sender = Celery("fault-sender", broker=broker_url, set_as_current=False)
     try:
         sender.send_task(
             "tests.faults.probe", kwargs={"marker_dir": str(marker_dir), "run_seconds": run_seconds}, queue="default"
