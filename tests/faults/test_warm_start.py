@@ -44,7 +44,7 @@ def test_fresh_worker_processes_load_the_model_before_their_first_task(
 ):
     redis_url, broker_url = broker_urls(throwaway_store, tcp=False)
     start_worker(redis_url=redis_url, broker_url=broker_url, extra_env={"DATABASE_URL": database_url(), **WARM})
-    sender = Celery("fault-sender", broker=broker_url)
+    sender = Celery("fault-sender", broker=broker_url, set_as_current=False)
     try:
         sender.send_task("tests.faults.embedder_state", kwargs={"marker_dir": str(short_tmp)}, queue="default")
     finally:
