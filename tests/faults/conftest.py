@@ -296,6 +296,8 @@ def rabbitmq_ready(broker_url: str, names: Iterable[str]) -> dict[str, tuple[int
 def tasks_via_rabbitmq(broker_url: str) -> Iterator[None]:
     """Inside the block this process sends Celery tasks to RabbitMQ at broker_url (quorum queues, confirmed
     publishes), like a production web process with CELERY_BROKER_URL=amqp://...; the session's broker after."""
+    from kombu import pools as kombu_pools
+
     from exograph.celery import app as celery_app
     from exograph.core.broker import celery_queues, celery_transport_options
 
@@ -304,9 +306,11 @@ def tasks_via_rabbitmq(broker_url: str) -> Iterator[None]:
     environ = os.environ.pop("CELERY_BROKER_URL", None)  # Celery reads it before its own setting
 
     def connections_drop() -> None:  # the producer pool and the queue map were built for the previous broker
-        if celery_app._pool is not None:
-            celery_app._pool.force_close_all()
-            celery_app._pool = None
+        # kombu keeps its connection and producer pools in process-wide registries keyed by broker URL: closing
+        # only the app's pool left a closed pool registered for the session's broker, and every later send
+        # (eager ones too: Celery acquires a producer first) raised "Acquire on closed pool". Reset the registries.
+        kombu_pools.reset()
+        celery_app._pool = None
         celery_app.__dict__.pop("amqp", None)
 
     connections_drop()
