@@ -16,7 +16,7 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml p
 	# The project itself, editable and without dependencies: puts the `exograph-mcp` console script in .venv/bin.
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	# Front-end packages (htmx, cytoscape) from the npm registry; Django serves their dist files.
-	npm ci --no-audit --no-fund
+	npm ci --no-audit --no-fund --omit=optional
 	# The local embedding model's ONNX export for search queries, once per venv (~15 s; a no-op when it is there).
 	# If it fails, queries embed with torch (slower, same vectors): the venv is still usable.
 	EXOGRAPH_VAR_DIR=$$(mktemp -d) DATABASE_URL= $(PY) manage.py embedding_onnx_build \

@@ -190,6 +190,14 @@ STATICFILES_DIRS = [
     BASE_DIR / "exograph" / "static",
     ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),
     ("vendor/cytoscape", BASE_DIR / "node_modules" / "cytoscape" / "dist"),
+    # cytoscape-fcose (the explorer's overview layout) and the two UMD libraries it needs first, in this order.
+    ("vendor/layout-base", BASE_DIR / "node_modules" / "layout-base"),
+    ("vendor/cose-base", BASE_DIR / "node_modules" / "cose-base"),
+    ("vendor/cytoscape-fcose", BASE_DIR / "node_modules" / "cytoscape-fcose"),
+    # pdf.js (the document viewer's PDF pages): its ES modules, worker, standard fonts and CMaps.
+    ("vendor/pdfjs/build", BASE_DIR / "node_modules" / "pdfjs-dist" / "build"),
+    ("vendor/pdfjs/standard_fonts", BASE_DIR / "node_modules" / "pdfjs-dist" / "standard_fonts"),
+    ("vendor/pdfjs/cmaps", BASE_DIR / "node_modules" / "pdfjs-dist" / "cmaps"),
 ]
 # Hashed, compressed static files in production (needs collectstatic); plain files otherwise.
 STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", default=not DEBUG and not EMBEDDED)
@@ -236,6 +244,7 @@ CONTENT_SECURITY_POLICY = {
         "img-src": [SELF, "data:"],
         "font-src": [SELF],
         "connect-src": [SELF],  # includes the same-origin WebSocket (ws/wss) in CSP Level 3 browsers
+        "worker-src": [SELF],  # pdf.js parses PDFs in a worker served from our static files
         "object-src": [NONE],
         "base-uri": [SELF],
         "frame-ancestors": [NONE],

@@ -127,6 +127,17 @@ class DocumentBlob(models.Model):
         return f"blob of {self.document_id}"
 
 
+class DocumentOriginal(models.Model):
+    """A processed PDF's original bytes, kept for the document viewer (pdf.js renders its pages); served only to
+    the document's owner and deleted with the document. Moved here from DocumentBlob when processing ends."""
+
+    document = models.OneToOneField(Document, on_delete=models.CASCADE, primary_key=True, related_name="original")
+    data = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"original of {self.document_id}"
+
+
 class DocumentChunk(models.Model):
     """A chunk between pipeline stages (parse → embed → extract/write). Rebuilt by a retry."""
 

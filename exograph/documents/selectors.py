@@ -13,7 +13,7 @@ from django.urls import reverse
 from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 from exograph.core.scope import Scope
-from exograph.documents.models import Document
+from exograph.documents.models import Document, DocumentOriginal
 
 
 def _not_found(document_id: object) -> NotFound:
@@ -34,6 +34,24 @@ def document_get_for_user(*, user: User, document_id: object) -> Document:
     if document is None:
         raise _not_found(document_id)
     return document
+
+
+def document_original_get_for_user(*, user: User, document_id: object) -> tuple[Document, bytes]:
+    """One of user's live PDFs and its original bytes (kept once processed, for the viewer). Raises NotFound for
+    missing, deleted and foreign ids alike, and for a document whose original is not kept."""
+    document = document_get_for_user(user=user, document_id=document_id)
+    data = DocumentOriginal.objects.filter(document=document).values_list("data", flat=True).first()
+    if data is None:
+        raise NotFound(
+            "This document's original file is not kept.",
+            code="document_original_not_kept",
+            hint="Only PDFs processed since the viewer shows pages keep their file; its text is on its page.",
+        )
+    return document, bytes(data)
+
+
+def document_has_original(*, document: Document) -> bool:
+    return DocumentOriginal.objects.filter(document=document).exists()
 
 
 def document_list_for_user(*, user: User, scope: Scope | None = None) -> QuerySet[Document]:

@@ -12,7 +12,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
-from django.views.decorators.http import require_POST
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_POST
 
 from billing.metering import Meter
 from billing.web import FormTokenField, metered_form_run
@@ -20,7 +21,13 @@ from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
 from exograph.core.templatetags.exograph_ui import scope_word
-from exograph.documents.selectors import document_get_for_user, document_list_for_user
+from exograph.documents.models import Document, DocumentType
+from exograph.documents.selectors import (
+    document_get_for_user,
+    document_has_original,
+    document_list_for_user,
+    document_original_get_for_user,
+)
 from exograph.documents.serializers import document_out
 from exograph.documents.services import (
     document_cancel,
@@ -219,5 +226,38 @@ def document_view(request: HttpRequest, document_id: str) -> HttpResponse:
         )
     except ExoGraphError as exc:
         unavailable = f"{exc.message} {exc.hint}".strip()
-    context = {"document": document, "contents": contents, "unavailable": unavailable, "chunk_id": chunk_id}
+    context = {
+        "document": document,
+        "contents": contents,
+        "unavailable": unavailable,
+        "chunk_id": chunk_id,
+        "pdf_page": _pdf_page(request, document, contents),
+    }
     return render(request, "documents/view.html", context)
+
+
+def _pdf_page(request: HttpRequest, document: Document, contents: dict[str, Any] | None) -> int | None:
+    """The PDF page pdf.js renders beside the text (the text view's page), or None: not a PDF, or its file is not
+    kept (processed before the viewer kept originals)."""
+    if document.content_type != DocumentType.PDF or not document_has_original(document=document):
+        return None
+    page = _page_number(request.GET.get("page"))
+    if page is None and contents and contents.get("numbered") and contents.get("chunks"):
+        page = int(contents["page"])  # the cited passage's page
+    return min(page or 1, max(int(document.pages or 1), 1))
+
+
+@login_required
+@require_GET
+def document_file(request: HttpRequest, document_id: str) -> HttpResponse:
+    """The original PDF, for the viewer's pdf.js; the owner's only (anyone else: 404, as for a missing id)."""
+    try:
+        document, data = document_original_get_for_user(user=_user(request), document_id=document_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    response = HttpResponse(data, content_type="application/pdf")
+    response["Content-Disposition"] = (
+        content_disposition_header(as_attachment=False, filename=document.filename) or "inline"
+    )
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -209,6 +209,27 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             expect(page.locator("#chat-log .msg.assistant a.cite").first).to_be_visible()
             chat_path = f"/chat/{session_id}/"
 
+            # The citation opens the PDF itself (pdf.js, text layer on) at the cited page, the passage highlighted
+            # in the page's text layer and marked in the text beside it.
+            answer = page.locator("#chat-log .msg.assistant").last
+            answer.locator("a.cite").first.click()
+            cited = answer.locator(".evidence details[open]").first
+            quoted = cited.locator("blockquote").inner_text()
+            href = cited.get_by_role("link", name="Open the document").get_attribute("href") or ""
+            cited.get_by_role("link", name="Open the document").click()
+            number = re.search(r"[?&]page=(\d+)", href)
+            expect(page.locator("#pdf-page")).to_have_attribute("data-rendered", number.group(1) if number else "1")
+            expect(page.locator("#pdf-heading")).to_contain_text(f"PDF page {number.group(1) if number else 1}")
+            highlighted = page.locator("#pdf-text .pdf-cited")
+            expect(highlighted.first).to_be_attached()
+            assert page.locator("#pdf-canvas").evaluate("c => c.width > 300 && c.height > 300")
+            marked = page.locator(".chunk.cited mark").inner_text()
+            pdf_words = set(re.findall(r"[a-z]{4,}", " ".join(highlighted.all_inner_texts()).lower()))
+            quote_words = set(re.findall(r"[a-z]{4,}", quoted.lower())) & set(re.findall(r"[a-z]{4,}", marked.lower()))
+            assert len(pdf_words & quote_words) >= min(5, len(quote_words)), (pdf_words, quote_words)
+            expect(page.locator("#pdf-status")).to_contain_text("highlighted")
+            watch.shot("viewer-pdf")
+
             # Research: start a session with a budget; eager Celery runs it (local source) inside the request,
             # then the page shows it completed with its report and the unspent credits back.
             page.get_by_role("navigation", name="Main").get_by_role("link", name="Research").click()

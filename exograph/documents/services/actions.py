@@ -17,6 +17,7 @@ from exograph.documents.models import (
     Document,
     DocumentBlob,
     DocumentChunk,
+    DocumentOriginal,
     DocumentStage,
     DocumentStatus,
 )
@@ -133,6 +134,7 @@ def document_delete(*, actor: User, document_id: object) -> None:
         raise
     DocumentChunk.objects.filter(document=document).delete()
     DocumentBlob.objects.filter(document=document).delete()
+    DocumentOriginal.objects.filter(document=document).delete()
     if unprocessed:
         document.refresh_from_db()
         _refund(document, reason="deleted before processing")

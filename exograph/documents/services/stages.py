@@ -22,6 +22,7 @@ from exograph.documents.models import (
     Document,
     DocumentBlob,
     DocumentChunk,
+    DocumentOriginal,
     DocumentStage,
     DocumentStatus,
     DocumentType,
@@ -293,6 +294,15 @@ def document_stage_embed(*, document_id: str, last_attempt: bool = True, queue_n
     return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt, queue_next=queue_next)
 
 
+def _original_keep(document: Document) -> None:
+    """A PDF's uploaded bytes outlive its stage data: the document viewer renders its pages (DocumentOriginal)."""
+    if document.content_type != DocumentType.PDF:
+        return
+    data = DocumentBlob.objects.filter(document=document).values_list("data", flat=True).first()
+    if data is not None:
+        DocumentOriginal.objects.update_or_create(document=document, defaults={"data": bytes(data)})
+
+
 def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
     """Stage 3: extract entities and relations, write the graph (and the world graph), mark processed."""
     from exograph.graphs.services import graph_document_write
@@ -357,6 +367,7 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
             )
             if done:
                 DocumentChunk.objects.filter(document=document).delete()
+                _original_keep(document)
                 DocumentBlob.objects.filter(document=document).delete()
         if not done:
             return  # cancelled, deleted or gone with its graph while the graph was written; _stage cleans up
