@@ -7,8 +7,8 @@ class BillingConfig(AppConfig):
     label = "billing"
 
     def ready(self) -> None:
-        from billing.ratelimit import ratelimit_redis_check
         from exograph.core import views as health
+        from exograph.core.ratelimit import ratelimit_redis_check
 
         # /readyz also fails when the rate-limit counters could be evicted (core imports nothing of ours).
         health.CHECKS["ratelimit_redis"] = ratelimit_redis_check

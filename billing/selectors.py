@@ -12,6 +12,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
+from billing.services.ledger import signup_grant_key
 from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 
@@ -28,6 +29,19 @@ def credit_summary_for_user(*, actor: User) -> dict[str, Any]:
         "rate_limits": {"per_minute": limits["per_minute"], "per_day": limits["per_day"]},
         "purchases_enabled": bool(settings.USE_STRIPE),
     }
+
+
+def signup_grant_received(*, user: User) -> bool:
+    """Whether user's account got the signup grant (it is once per email address: billing.credits_grant_signup)."""
+    return CreditEntry.objects.filter(account__user=user, kind=EntryKind.SIGNUP_GRANT).exists()
+
+
+def signup_grant_offered(*, user: User) -> int:
+    """The credits verifying user's address will grant: settings.BILLING_SIGNUP_CREDITS, or 0 when the address
+    (however written) already had its grant, e.g. under a deleted account."""
+    if CreditEntry.objects.filter(idempotency_key=signup_grant_key(email=user.email)).exists():
+        return 0
+    return max(0, int(settings.BILLING_SIGNUP_CREDITS))
 
 
 def ledger_list_for_user(*, actor: User, kind: str | None = None) -> QuerySet[CreditEntry]:

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "research",
     "billing",
     "mcp_bridge",
+    "exograph.home",  # the top layer (landing page, dashboard, account lifecycle): may import every app above
 ]
 
 MIDDLEWARE = [
@@ -175,7 +176,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "accounts:dashboard"
+LOGIN_REDIRECT_URL = "home:dashboard"
 LOGOUT_REDIRECT_URL = "accounts:login"
 
 LANGUAGE_CODE = "en-us"
@@ -607,7 +608,7 @@ BILLING_PRICES: dict[str, dict[str, int]] = {
     "list": {"base": 0, "per_unit": 0},
     "status": {"base": 0, "per_unit": 0},
 }
-# Rate limits per plan (sliding windows counted in Redis by a Lua script, see billing/ratelimit.py).
+# Rate limits per plan (sliding windows counted in Redis by a Lua script, see exograph/core/ratelimit.py).
 BILLING_DEFAULT_PLAN = env_str("BILLING_DEFAULT_PLAN", "standard")
 BILLING_PLANS: dict[str, dict[str, int]] = {
     "standard": {
@@ -624,7 +625,7 @@ BILLING_RATELIMIT_TIMEOUT = env_float("BILLING_RATELIMIT_TIMEOUT", default=1.0)
 # Retry-After (seconds) of the 503 every counted request gets while the rate limiter's Redis is down.
 RATELIMIT_UNAVAILABLE_RETRY_AFTER = env_int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=5, minimum=1)
 # Per-address throttles of anonymous endpoints: signup attempts and failed API-key authentications
-# (sliding windows in the rate limiter's Redis, billing/ratelimit.py::address_throttle).
+# (sliding windows in the rate limiter's Redis, exograph/core/ratelimit.py::address_throttle).
 ANON_THROTTLES: dict[str, dict[str, int]] = {
     "signup": {
         "per_window": env_int("THROTTLE_SIGNUPS_PER_HOUR", default=5, minimum=1),

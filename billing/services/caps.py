@@ -1,6 +1,6 @@
 """Monthly credit caps of API keys: what the requests made with one key may spend per calendar month (UTC).
 
-Authentication names the request's key (`spending_key_use`, from accounts.authentication); every charge
+Authentication names the request's key (`exograph.core.spending`, from accounts.authentication); every charge
 and hold made while it is current carries the key's id on its ledger entry, and the refund or release of
 such a spend made in the same month carries it too. A key's spend this month is then one indexed sum:
 
@@ -11,15 +11,13 @@ spends of one key queue on that lock, and each sums the committed entries (READ 
 snapshot per statement) after the one before it committed, so a cap is never overrun. Uncapped keys
 skip the lock (their spend is recorded all the same, so a cap set mid-month counts what was spent).
 
-Billing imports no feature app: the key row is accounts' (a lower layer), read by id.
+Billing imports no feature app: the key row is accounts' (a lower layer), read by id; the spending-key context is
+core's, re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from django.db.models import Sum
@@ -28,47 +26,31 @@ from django.utils import timezone
 from billing.models import CreditEntry, EntryKind
 from exograph.accounts.models import ApiKey
 from exograph.core.errors import PermissionDenied
+from exograph.core.spending import (
+    SpendingKey,
+    spending_key,
+    spending_key_clear,
+    spending_key_current,
+    spending_key_reset,
+    spending_key_use,
+)
+
+__all__ = [
+    "SPEND_KINDS",
+    "KeyCapReached",
+    "SpendingKey",
+    "key_cap_check",
+    "key_spent_this_month",
+    "month_start",
+    "next_month_start",
+    "spending_key",
+    "spending_key_clear",
+    "spending_key_current",
+    "spending_key_reset",
+    "spending_key_use",
+]
 
 SPEND_KINDS = (EntryKind.CHARGE, EntryKind.HOLD, EntryKind.REFUND, EntryKind.RELEASE)
-
-
-@dataclass(frozen=True)
-class SpendingKey:
-    """The API key of the current request: its id, and whether it had a cap when it authenticated."""
-
-    id: int
-    capped: bool
-
-
-_current: ContextVar[SpendingKey | None] = ContextVar("billing_spending_key", default=None)
-
-
-def spending_key_use(*, key_id: int, capped: bool) -> Token[SpendingKey | None]:
-    """Make `key_id` the key whose requests spend from here on (in this context); returns the token to reset."""
-    return _current.set(SpendingKey(id=key_id, capped=capped))
-
-
-def spending_key_clear() -> Token[SpendingKey | None]:
-    """No key from here on (a new request begins); returns the token to reset."""
-    return _current.set(None)
-
-
-def spending_key_reset(token: Token[SpendingKey | None]) -> None:
-    _current.reset(token)
-
-
-@contextmanager
-def spending_key(*, key_id: int | None, capped: bool = False) -> Iterator[None]:
-    """Within the block, spends are made by `key_id` (None: by no key, e.g. a task or the web UI)."""
-    token = spending_key_clear() if key_id is None else spending_key_use(key_id=key_id, capped=capped)
-    try:
-        yield
-    finally:
-        spending_key_reset(token)
-
-
-def spending_key_current() -> SpendingKey | None:
-    return _current.get()
 
 
 def month_start(now: datetime | None = None) -> datetime:

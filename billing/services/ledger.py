@@ -27,8 +27,8 @@ from django.utils import timezone
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
 from billing.prices import price_for
 from billing.services.caps import KeyCapReached, key_cap_check, month_start, spending_key_current
-from exograph.accounts.addresses import email_digest
 from exograph.accounts.models import User
+from exograph.core.addresses import email_digest
 from exograph.core.errors import (
     Conflict,
     ExoGraphError,
@@ -428,7 +428,7 @@ def credits_remove_clamped(*, account: User, amount: int, kind: str, key: str, r
 
 
 def signup_grant_key(*, email: str) -> str:
-    """The signup grant's idempotency key: a digest of the canonical address (exograph.accounts.addresses), so it
+    """The signup grant's idempotency key: a digest of the canonical address (exograph.core.addresses), so it
     outlives the account (the ledger stays when an account is deleted) without keeping the address."""
     return f"signup:{email_digest(email)}"
 

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.services.caps import key_spent_this_month
+from exograph.accounts.hooks import readers
 from exograph.accounts.models import MAX_MONTHLY_CREDIT_CAP, ApiKey
 from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import UNSET, api_key_create, api_key_revoke, api_key_update
@@ -46,7 +46,7 @@ class ApiKeyOutSerializer(serializers.ModelSerializer[ApiKey]):
     def get_spent_this_month(self, key: ApiKey) -> int:
         spent: dict[int, int] | None = self.context.get("spent")
         if spent is None:
-            spent = key_spent_this_month(key_ids=[key.pk])
+            spent = readers.key_spent_this_month(key_ids=[key.pk])
         return int(spent.get(key.pk, 0))
 
 
@@ -105,7 +105,7 @@ class ApiKeyListCreateApi(APIView):
     @extend_schema(responses=results_of(ApiKeyOutSerializer, name="ApiKeyList"), summary="List your API keys")
     def get(self, request: Request) -> Response:
         keys = list(api_key_list_for_user(user=actor_of(request)))
-        spent = key_spent_this_month(key_ids=[key.pk for key in keys])
+        spent = readers.key_spent_this_month(key_ids=[key.pk for key in keys])
         return Response({"results": ApiKeyOutSerializer(keys, many=True, context={"spent": spent}).data})
 
     @extend_schema(

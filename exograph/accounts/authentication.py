@@ -7,12 +7,12 @@ from typing import Any
 from rest_framework import authentication
 from rest_framework.request import Request
 
-from billing.ratelimit import address_throttle
-from billing.services.caps import spending_key_use
 from exograph.accounts.models import User
 from exograph.accounts.services import api_key_authenticate
 from exograph.core.errors import Unauthenticated
 from exograph.core.proxies import client_ip
+from exograph.core.ratelimit import address_throttle
+from exograph.core.spending import spending_key_use
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -48,7 +48,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             address_throttle(action="api_key", address=address)
             raise
         request._request.api_key = key  # type: ignore[attr-defined]
-        # Spends of this request count against the key (its monthly cap, if any): billing.services.caps.
+        # Spends of this request count against the key (its monthly cap, if any, is checked where money is spent:
+        # billing.services.caps).
         spending_key_use(key_id=key.id, capped=key.monthly_credit_cap is not None)
         return key.user, key
 

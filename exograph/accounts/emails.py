@@ -9,8 +9,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import base36_to_int, urlsafe_base64_encode
 
-from billing.models import CreditEntry
-from billing.services.ledger import signup_grant_key
+from exograph.accounts.hooks import readers
 from exograph.accounts.models import User
 
 
@@ -36,10 +35,9 @@ def email_verification_link(*, user: User) -> str:
 
 def email_verification_send(*, user: User) -> None:
     """Send user the link that verifies their address. Raises smtplib/OSError errors of the backend."""
-    credits = settings.BILLING_SIGNUP_CREDITS
     # Free credits come once per address (billing.credits_grant_signup): a re-signup is not promised them.
-    fresh = not CreditEntry.objects.filter(idempotency_key=signup_grant_key(email=user.email)).exists()
-    grant = f" and your {credits} free credits are added to your account" if credits > 0 and fresh else ""
+    credits = readers.signup_credits_offered(user=user)
+    grant = f" and your {credits} free credits are added to your account" if credits > 0 else ""
     send_mail(
         subject="Confirm your ExoGraph email address",
         message=(

@@ -21,13 +21,12 @@ from django.utils import timezone
 from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 
-from billing.ratelimit import address_throttle
-from billing.services import credit_account_detach, credits_grant_signup
-from exograph.accounts.addresses import email_digest
 from exograph.accounts.emails import email_verification_tokens
+from exograph.accounts.hooks import email_verified
 from exograph.accounts.lockout import login_username
 from exograph.accounts.models import MAX_MONTHLY_CREDIT_CAP, ApiKey, User
 from exograph.accounts.tasks import user_email_verification_send_task, user_password_reset_send_task
+from exograph.core.addresses import email_digest
 from exograph.core.errors import (
     Conflict,
     NotFound,
@@ -36,8 +35,7 @@ from exograph.core.errors import (
     Unauthenticated,
     ValidationError,
 )
-from exograph.graphs.models import WORLD_GRAPH_ID, Graph
-from exograph.graphs.services import graph_delete
+from exograph.core.ratelimit import address_throttle
 
 logger = logging.getLogger(__name__)
 
@@ -104,13 +102,14 @@ def _email_queue(task: Any, user_id: int, *, what: str) -> None:
 
 @transaction.atomic
 def user_email_mark_verified(*, user: User) -> User:
-    """Mark user's address verified and grant the signup credits; both happen once, however often it is called."""
+    """Mark user's address verified; the signup credits come with it (accounts.hooks.email_verified, granted by the top
+    layer). Both happen once, however often it is called."""
     locked = User.objects.select_for_update().get(pk=user.pk)
     if locked.email_verified_at is None:
         locked.email_verified_at = timezone.now()
         locked.save(update_fields=["email_verified_at"])
         logger.info("account %s verified its email", locked.pk)
-    credits_grant_signup(account=locked)  # once per account (its own idempotency key)
+    email_verified.send(sender=User, user=locked)  # the grant is once per account (its own idempotency key)
     user.email_verified_at = locked.email_verified_at
     return locked
 
@@ -192,11 +191,12 @@ def user_login_lockout_clear(*, user: User) -> None:
 
 
 def account_delete(*, actor: User, user: User) -> None:
-    """Delete user's account: graphs (world contributions un-merged), keys and the user; the ledger stays, anonymised.
+    """Delete user's account: keys revoked, then the user row, whose deletion takes its graphs (world contributions
+    un-merged), holds (released) and ledger (detached, kept anonymised) with it: the top layer's pre_delete
+    receivers (exograph.home.receivers); documents, chats and research go by the cascade.
 
-    Open holds are released and the ledger is detached (billing.services.credit_account_detach).
-    Raises PermissionDenied (someone else's or a platform account) and ServiceUnavailable (graph
-    store down: the account is left as it was, minus the graphs already deleted; retry).
+    Raises PermissionDenied (someone else's or a platform account) and ServiceUnavailable (graph store down: nothing
+    is deleted and the account is given back; retry).
     """
     if actor.pk != user.pk and not actor.is_superuser:
         raise PermissionDenied("You can delete only your own account.", code="forbidden")
@@ -208,20 +208,17 @@ def account_delete(*, actor: User, user: User) -> None:
     was_active = user.is_active
     user.is_active = False
     user.save(update_fields=["is_active"])  # the receivers drop its cached keys
+    user_id = user.pk
     try:
-        graph_ids = Graph.objects.filter(owner=user).exclude(pk=WORLD_GRAPH_ID).values_list("pk", flat=True)
-        for graph_id in list(graph_ids):
-            graph_delete(actor=user, graph_id=graph_id)
+        with transaction.atomic():
+            revoked = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+            user.delete()  # cascades to its keys (the receivers forget them), documents and idempotency records
     except Exception:  # e.g. ServiceUnavailable: give the account back so its owner can retry
         if was_active:
+            user.pk = user_id
             user.is_active = True
             user.save(update_fields=["is_active"])
         raise
-    with transaction.atomic():
-        credit_account_detach(user=user)
-        revoked = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        user_id = user.pk
-        user.delete()  # cascades to its keys (the receivers forget them), documents and idempotency records
     logger.info("account %s deleted by %s (%d keys revoked)", user_id, actor.pk, revoked)
 
 

@@ -5,7 +5,6 @@ from exograph.accounts import views
 app_name = "accounts"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("signup/", views.signup, name="signup"),

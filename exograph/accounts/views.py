@@ -1,4 +1,5 @@
-"""Web pages for accounts: the same services as the REST API."""
+"""Web pages for accounts: the same services as the REST API. The dashboard they lead to (settings.LOGIN_REDIRECT_URL)
+is the top layer's (exograph.home)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from billing.ratelimit import address_throttle
-from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
-from billing.services.caps import key_spent_this_month
 from exograph.accounts.emails import password_reset_tokens
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
-from exograph.accounts.selectors import (
-    api_key_list_for_user,
-    first_run_checklist_for_user,
-    user_signup_credits_received,
-)
+from exograph.accounts.hooks import readers
+from exograph.accounts.selectors import api_key_list_for_user
 from exograph.accounts.services import (
     account_delete,
     api_key_create,
@@ -38,13 +33,10 @@ from exograph.accounts.services import (
     user_login_lockout_clear,
     user_password_reset_request,
 )
-from exograph.chat.selectors import chat_session_list_for_user
 from exograph.core.api import error_body
-from exograph.core.charts import bar_chart
 from exograph.core.errors import ExoGraphError, RateLimited
 from exograph.core.proxies import client_ip
-from exograph.documents.selectors import document_list_for_user
-from research.selectors import research_session_list_for_user
+from exograph.core.ratelimit import address_throttle
 
 
 class LoginView(auth_views.LoginView):
@@ -82,7 +74,7 @@ class LogoutView(auth_views.LogoutView):
 
 class PasswordChangeView(auth_views.PasswordChangeView):
     template_name = "accounts/password_change.html"
-    success_url = reverse_lazy("accounts:dashboard")
+    success_url = reverse_lazy(settings.LOGIN_REDIRECT_URL)
 
     def form_valid(self, form: Any) -> HttpResponse:
         messages.success(self.request, "Your password has been changed.")
@@ -141,7 +133,7 @@ class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
 
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
-        return redirect("accounts:dashboard")
+        return redirect(settings.LOGIN_REDIRECT_URL)
     if request.method == "POST":
         try:  # every attempt counts, per client address (anonymous: no account to throttle)
             address_throttle(action="signup", address=client_ip(request))
@@ -160,70 +152,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             # No message here: the verification banner (accounts/_verify_banner.html) says where the link went.
-            return redirect("accounts:dashboard")
+            return redirect(settings.LOGIN_REDIRECT_URL)
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
 
-def dashboard(request: HttpRequest) -> HttpResponse:
-    """The landing page for visitors; the dashboard (balance, documents, earnings, usage) once logged in."""
-    if not request.user.is_authenticated:
-        return render(
-            request,
-            "landing.html",
-            {
-                "prices": _price_rows(),
-                "packs": pack_list(),
-                "mcp": _mcp_configs(request),
-                "signup_credits": settings.BILLING_SIGNUP_CREDITS,
-            },
-        )
-    user = request.user
-    summary = credit_summary_for_user(actor=user)  # type: ignore[arg-type]
-    usage = usage_daily_for_user(actor=user, days=30)  # type: ignore[arg-type]
-    checklist = first_run_checklist_for_user(user=user)  # type: ignore[arg-type]
-    context = {
-        "summary": summary,
-        "checklist": checklist,
-        "checklist_left": sum(not step["done"] for step in checklist),
-        "documents": list(document_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
-        "chat_sessions": list(chat_session_list_for_user(user=user)[:5]),  # type: ignore[arg-type]
-        "research_sessions": list(research_session_list_for_user(user=user, scope=None)[:5]),  # type: ignore[arg-type]
-        "earnings": earnings_total_for_user(actor=user),  # type: ignore[arg-type]
-        "usage_chart": bar_chart([d["actions"] for d in usage], [d["day"].isoformat() for d in usage]),
-        "spend_chart": bar_chart([d["spent"] for d in usage], [d["day"].isoformat() for d in usage]),
-    }
-    return render(request, "accounts/dashboard.html", context)
-
-
-PRICE_LABELS = {
-    "upload": "Upload a document",
-    "chat.snap": "Chat message (snap)",
-    "chat.ponder": "Chat message (ponder)",
-    "research.snap": "Research session (snap)",
-    "research.ponder": "Research session (ponder)",
-}
-
-
-def _price_rows() -> list[dict[str, Any]]:
-    """The price table in settings.BILLING_PRICES, as rows for the landing page."""
-    rows = []
-    for action, label in PRICE_LABELS.items():
-        price = settings.BILLING_PRICES.get(action)
-        if price is None:
-            continue
-        base, per_unit = int(price["base"]), int(price["per_unit"])
-        if action == "upload":
-            cost = f"{base} + {per_unit} per page"
-        elif action.startswith("research."):
-            cost = f"{per_unit}, never more than your budget"
-        else:
-            cost = str(base + per_unit)
-        rows.append({"action": label, "cost": cost})
-    rows.append({"action": "Search, World Graph, graphs and listings", "cost": "free"})
-    return rows
-
-
-def _mcp_configs(request: HttpRequest) -> dict[str, str]:
+def mcp_configs(request: HttpRequest) -> dict[str, str]:
     """Copy-paste MCP client configs; the key stays a placeholder (keys are shown once, on creation)."""
     base = request.build_absolute_uri("/").rstrip("/")
     key = "exo_YOUR_API_KEY"
@@ -247,7 +180,7 @@ def _mcp_configs(request: HttpRequest) -> dict[str, str]:
 
 @login_required
 def mcp_setup(request: HttpRequest) -> HttpResponse:
-    return render(request, "accounts/mcp_setup.html", {"mcp": _mcp_configs(request)})
+    return render(request, "accounts/mcp_setup.html", {"mcp": mcp_configs(request)})
 
 
 @login_required
@@ -268,7 +201,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
             new_secret = issued.secret
             form = ApiKeyForm()
     keys = list(api_key_list_for_user(user=request.user))  # type: ignore[arg-type]
-    spent = key_spent_this_month(key_ids=[key.pk for key in keys])
+    spent = readers.key_spent_this_month(key_ids=[key.pk for key in keys])
     rows = [{"key": key, "spent": spent.get(key.pk, 0)} for key in keys]
     return render(request, "accounts/api_keys.html", {"form": form, "rows": rows, "new_secret": new_secret})
 
@@ -343,9 +276,9 @@ def email_verify(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
         with contextlib.suppress(RateLimited):  # this wrong link counts; the answer is the same either way
             address_throttle(action="email_link", address=address)
         return _email_link_refused(request, exc, status=exc.status)
-    credits = "Your free credits are in your account." if user_signup_credits_received(user=user) else ""
+    credits = "Your free credits are in your account." if readers.signup_credits_received(user=user) else ""
     messages.success(request, f"Your email address is verified. {credits}".strip())
-    return redirect("accounts:dashboard" if request.user.is_authenticated else "accounts:login")
+    return redirect(settings.LOGIN_REDIRECT_URL if request.user.is_authenticated else "accounts:login")
 
 
 def _email_link_refused(request: HttpRequest, exc: ExoGraphError, *, status: int) -> HttpResponse:
@@ -364,4 +297,4 @@ def email_verification_resend(request: HttpRequest) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"We sent a new link to {request.user.email}.")  # type: ignore[union-attr]
-    return redirect("accounts:dashboard")
+    return redirect(settings.LOGIN_REDIRECT_URL)

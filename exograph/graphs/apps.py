@@ -7,7 +7,6 @@ class GraphsConfig(AppConfig):
 
     def ready(self) -> None:
         from exograph.core import views as health
-        from exograph.graphs import receivers  # noqa: F401  (account deletion cleans up graph stores)
         from exograph.graphs.embeddings import embedder_ready_check
 
         # /readyz is 503 `warming` until this process has loaded its embedding model (warm start).

@@ -188,3 +188,20 @@ def test_account_delete_with_the_graph_store_down_is_503_and_keeps_the_account_u
     alice.refresh_from_db()
     assert alice.is_active and Graph.objects.filter(pk=graph.pk).exists()
     assert CreditAccount.objects.get(user=alice).balance == 10
+
+
+def test_a_user_deleted_outside_the_service_loses_its_graphs_and_closes_its_credit_account_too(
+    alice, django_capture_on_commit_callbacks
+):
+    """One path for every deletion (the top layer's pre_delete receivers): a shell's user.delete() un-merges and drops
+    the graphs and releases the holds, like account_delete (before, only the graphs went and the holds stayed open)."""
+    graph = graph_create(actor=alice, name="Shared", scope=Scope.WORLD)
+    credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
+    hold = credits_hold(account=alice, amount=40, idempotency_key="research-shell")
+    account = CreditAccount.objects.get(user=alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        alice.delete()
+    assert not Graph.objects.filter(pk=graph.pk).exists()
+    account.refresh_from_db()
+    assert account.user_id is None and account.balance == 0 and account.held == 0
+    assert Hold.objects.get(pk=hold.pk).status == HoldStatus.CLOSED

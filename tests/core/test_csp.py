@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 ANONYMOUS_PAGES = ["/login/", "/signup/", "/admin/login/", "/no-such-page/", "/healthz"]
 ACCOUNT_PAGES = [
-    "accounts:dashboard",
+    "home:dashboard",
     "accounts:api_keys",
     "accounts:password_change",
     "graphs:list",

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from exograph.accounts.models import ApiKey, User
-from exograph.accounts.selectors import first_run_checklist_for_user
+from exograph.home.selectors import first_run_checklist_for_user
 from exograph.accounts.services import api_key_create
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
 from exograph.core.scope import Scope

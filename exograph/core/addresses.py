@@ -1,4 +1,5 @@
-"""What counts as one email address: the once-per-address signup grant is keyed on it (billing.credits_grant_signup).
+"""What counts as one email address: the once-per-address signup grant is keyed on it (billing.credits_grant_signup),
+and the password-reset emails of one address are capped by it (accounts).
 
 The rule (kept narrow so two different people never share an address): lower-cased and stripped; the local part
 loses a '+tag' (gmail, Outlook, Fastmail, Proton and most others deliver `dora+x@` to `dora@`); at Gmail
@@ -28,5 +29,7 @@ def email_canonical(email: str) -> str:
 def email_digest(email: str) -> str:
     """HMAC-SHA256 (SECRET_KEY) of the canonical address: it outlives the account without keeping the address."""
     return salted_hmac(
-        "exograph.accounts.addresses.email_digest", email_canonical(email), algorithm="sha256"
+        "exograph.accounts.addresses.email_digest",  # the salt of the digests already stored: never changes
+        email_canonical(email),
+        algorithm="sha256",
     ).hexdigest()
