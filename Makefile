@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-faults lint typecheck migrations-check pytest pytest-sqlite bench-graph bench-ingest bench-billing bench-retrieval bench-mcp bench-load bench-chat clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml package.json package-lock.json
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml clients/python/pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, alone: the CPU build (sentence-transformers would otherwise pull a CUDA build).
@@ -15,6 +15,12 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml p
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
 	# The project itself, editable and without dependencies: puts the `exograph-mcp` console script in .venv/bin.
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	# The Python client (clients/python, import exograph_client): the MCP bridge's REST client; its tests too.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e clients/python
+	# Its graphrag extra's library, without its declared dependencies: neo4j-graphrag 1.22.0 caps pypdf <7 and
+	# fsspec <2026.9 for its document loaders, which its retrievers and GraphRAG never import; the dependencies
+	# they do import (neo4j, json-repair, tenacity) are pinned in requirements-dev.txt (tests/clients/test_graphrag.py).
+	$(PY) -m pip install --quiet --no-deps neo4j-graphrag==1.22.0
 	# Front-end packages (htmx, cytoscape) from the npm registry; Django serves their dist files.
 	npm ci --no-audit --no-fund --omit=optional
 	# The local embedding model's ONNX export for search queries, once per venv (~15 s; a no-op when it is there).
