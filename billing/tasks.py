@@ -1,4 +1,5 @@
-"""Celery entry points for billing: thin, idempotent, ids only."""
+"""Celery entry points for billing: thin, idempotent, ids only. They import the services; the services send them by
+name (billing.services.earnings.PAY_TASK), never import them."""
 
 from __future__ import annotations
 
@@ -6,6 +7,12 @@ import logging
 
 from celery import shared_task
 
+from billing.services import (
+    earnings_pay_for_record,
+    earnings_sweep,
+    holds_release_stale,
+    idempotency_records_purge,
+)
 from exograph.core.queues import Queue
 
 logger = logging.getLogger(__name__)
@@ -14,30 +21,22 @@ logger = logging.getLogger(__name__)
 @shared_task(queue=Queue.BILLING.value, acks_late=True)
 def earnings_pay_for_record_task(record_id: str) -> int:
     """Pay the contributors of one WorldUsage (earnings_record enqueues this after commit)."""
-    from billing.services import earnings_pay_for_record
-
     return len(earnings_pay_for_record(record_id=record_id))
 
 
 @shared_task(queue=Queue.BILLING.value, acks_late=True)
 def earnings_sweep_task() -> int:
     """Periodic: pay every record still unpaid (a lost task never loses an earning)."""
-    from billing.services import earnings_sweep
-
     return earnings_sweep()
 
 
 @shared_task(queue=Queue.BILLING.value, acks_late=True)
 def holds_release_stale_task() -> int:
     """Periodic: release holds idle for longer than BILLING_HOLD_STALE_SECONDS."""
-    from billing.services import holds_release_stale
-
     return holds_release_stale()
 
 
 @shared_task(queue=Queue.BILLING.value, acks_late=True)
 def idempotency_records_purge_task() -> int:
     """Periodic: forget stored Idempotency-Key answers past their retention."""
-    from billing.services import idempotency_records_purge
-
     return idempotency_records_purge()

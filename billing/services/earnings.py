@@ -26,14 +26,17 @@ from django.utils.crypto import salted_hmac
 
 from billing.models import CreditAccount, CreditEntry, EntryKind, UsageSource, WorldUsage
 from billing.services.ledger import credit_account_for, credits_grant
-from billing.tasks import earnings_pay_for_record_task
 from exograph.accounts.models import User
+from exograph.celery import app as celery_app
 from exograph.core.errors import ValidationError
+from exograph.core.queues import Queue
 
 logger = logging.getLogger(__name__)
 
 EARNING_REFERENCE = "world knowledge used"
 DIGEST_SALT = "billing.earnings.query"
+# Sent by name: the services never import the tasks (billing.tasks imports the services, one way).
+PAY_TASK = "billing.tasks.earnings_pay_for_record_task"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
@@ -80,7 +83,7 @@ def _pay_soon(record_id: str) -> None:
     """Queue the payment of one usage record. A broker that is down must not fail the answer or research step that
     used the knowledge (it is committed and paid for): the record stays unpaid and earnings_sweep pays it."""
     try:
-        earnings_pay_for_record_task.delay(record_id)
+        celery_app.signature(PAY_TASK, args=(record_id,), queue=Queue.BILLING.value).delay()
     except Exception as exc:
         logger.warning(
             "world usage %s: could not queue its payment (%s); the sweep pays it", record_id, type(exc).__name__

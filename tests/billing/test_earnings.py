@@ -148,7 +148,17 @@ def test_a_broker_down_after_commit_leaves_the_record_for_the_sweep_and_fails_no
     def broker_down(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OperationalError("Error 2 connecting to /tmp/gone/falkordb.sock. No such file or directory.")
 
-    monkeypatch.setattr(earnings_pay_for_record_task, "delay", broker_down)
+    from billing.services import earnings as earnings_module
+
+    real = earnings_module.celery_app.signature
+
+    def signature(name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sig = real(name, *args, **kwargs)
+        if name == earnings_pay_for_record_task.name:
+            sig.delay = broker_down  # type: ignore[method-assign]
+        return sig
+
+    monkeypatch.setattr(earnings_module.celery_app, "signature", signature)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         usage = earnings_record(querier=alice, query="tidal power in Orkney", contributor_ids=[bob.pk], source="chat")
     assert usage is not None and len(callbacks) == 1  # ran, and raised nothing
