@@ -81,6 +81,7 @@ def run() -> None:  # noqa: PLR0915
     from exograph.documents.models import Document, DocumentChunk, DocumentStatus
     from exograph.documents.validation import upload_validate
     from exograph.graphs import services as graph_services
+    from exograph.graphs import store as graph_store
     from exograph.graphs.embeddings import get_embedder
 
     clock = Clock()
@@ -104,9 +105,7 @@ def run() -> None:  # noqa: PLR0915
     from exograph.documents.services import stages
 
     stages.document_extract = clock.wrap("extract", stages.document_extract)  # type: ignore[assignment]
-    graph_services.store.store_document_write = clock.wrap(
-        "graph_store_write", graph_services.store.store_document_write
-    )
+    graph_store.store_document_write = clock.wrap("graph_store_write", graph_store.store_document_write)
     write = graph_services.graph_document_write
 
     def graph_document_write(**kwargs: Any) -> Any:

@@ -17,7 +17,7 @@ Recall@2, Recall@5 and AR@5 (all gold passages in the top 5) are reported with p
 the corpus ingest time. Results: bench/results/retrieval.json and bench/results/retrieval.md, with the
 published anchors beside ours.
 
-Engine: graphs/retrieval.py. Full text only and vector only are its direct chunk reads; hybrid and graph are
+Engine: graphs.retrieval. Full text only and vector only are its direct chunk reads; hybrid and graph are
 `retrieval.retrieve` in those modes. The engine used is written into the results.
 
     .venv/bin/python bench/retrieval.py [--data DIR] [--limit N] [--datasets 2wikimultihopqa,hotpotqa,musique]
@@ -420,7 +420,7 @@ def engine_for(
 ) -> tuple[str, Callable[[str, str], list[str]]]:
     """The search function (mode, question) -> ranked passage keys, and which engine it uses.
 
-    Full text only and vector only are the direct chunk reads of graphs/retrieval.py's passage path; hybrid and
+    Full text only and vector only are the direct chunk reads of graphs.retrieval's passage path; hybrid and
     graph are `retrieval.retrieve` itself (modes `hybrid` and `graph`)."""
     from exograph.graphs import retrieval, store
     from exograph.graphs.embeddings import get_embedder

@@ -1,7 +1,7 @@
 """The `local` source: the platform's own World Graph and world-scope documents, no network.
 
 It is the default when no network source is configured, so a research session completes on a laptop
-offline. Search is graphs/retrieval.py's `retrieve` over the World Graph in passages mode (the one
+offline. Search is graphs.retrieval's `retrieve` over the World Graph in passages mode (the one
 retrieval module); a hit is one world document, and reading it returns that document's passages in
 order from the World Graph store (world-scope documents keep their text there once processed).
 """

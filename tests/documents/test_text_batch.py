@@ -242,7 +242,10 @@ def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qua
         return _top_passages(alice, graph, question, mode="graph", n=n)
 
     assert set(top(2)) == {film, director}
-    monkeypatch.setattr(retrieval, "title_keys", lambda title: [retrieval.normalize_name(title)])
+    from exograph.graphs.retrieval import graph_mode
+    from exograph.graphs.types import normalize_name
+
+    monkeypatch.setattr(graph_mode, "title_keys", lambda title: [normalize_name(title)])
     assert director not in top(2)
 
 

@@ -97,7 +97,7 @@ def test_graph_mode_follows_a_name_the_passage_writes_but_extraction_missed(alic
     """The film's passage writes "James Fargo" but its extraction kept only the film; the director's passage
     mentions him. The question names the film only: graph mode reaches the director's passage through the
     written name, and without name links it does not."""
-    from exograph.graphs import retrieval
+    from exograph.graphs.retrieval import graph_mode
 
     graph = graph_create(actor=alice, name="Films", scope=Scope.PRIVATE)
     film = write_doc(
@@ -126,7 +126,7 @@ def test_graph_mode_follows_a_name_the_passage_writes_but_extraction_missed(alic
         return [item.document_id for item in result.items if item.kind == "passage"][:3]
 
     assert ranked()[:2] == [film, director] or ranked()[:2] == [director, film]
-    monkeypatch.setattr(retrieval, "name_spans", lambda text, **kwargs: [])
+    monkeypatch.setattr(graph_mode, "name_spans", lambda text, **kwargs: [])
     assert director not in ranked()
 
 
@@ -289,7 +289,7 @@ def test_question_keys_try_longest_names_first() -> None:
 
 
 def test_passages_of_one_source_past_the_first_are_damped_in_order() -> None:
-    from exograph.graphs.retrieval import _damp_same_source
+    from exograph.graphs.retrieval.rank import damp_same_source
 
     scores = {"war:0": 1.0, "war:1": 0.9, "war:2": 0.8, "general:0": 0.6, "notes:0": 0.5, "notes:1": 0.4}
     titles = {
@@ -298,7 +298,7 @@ def test_passages_of_one_source_past_the_first_are_damped_in_order() -> None:
         "notes:0": ("notes", ""),  # one untitled document, two chunks
         "notes:1": ("notes", ""),
     }
-    damped = _damp_same_source(scores, titles)
+    damped = damp_same_source(scores, titles)
     assert sorted(damped, key=lambda c: -damped[c]) == ["war:0", "general:0", "notes:0", "war:1", "war:2", "notes:1"]
     assert damped["war:1"] == pytest.approx(0.45) and damped["war:2"] == pytest.approx(0.2)
     assert damped["general:0"] == 0.6 and damped["notes:1"] == pytest.approx(0.2)

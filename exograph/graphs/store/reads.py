@@ -231,7 +231,7 @@ def store_entity_passages(store_name: str, entity_ids: Sequence[str], *, per_ent
     return {r[0]: (r[1][0] if r[1] else "") for r in rows}
 
 
-# --- retrieval (graphs/retrieval.py): passages directly, entity linking, typed walk, PPR subgraph --
+# --- retrieval (graphs/retrieval/): passages directly, entity linking, typed walk, PPR subgraph --
 
 # Relation edges only run Entity -> Entity, but the walk also names the structural types it must never
 # follow, so a future edge between entities of those types cannot leak into it.

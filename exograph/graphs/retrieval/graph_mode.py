@@ -1,0 +1,123 @@
+"""Graph mode: the bounded passage/name subgraph pulled from FalkorDB and ranked by Personalized PageRank."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from exograph.graphs import store
+from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
+from exograph.graphs.retrieval.paths import relation_from_row, search_pool
+from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
+from exograph.graphs.retrieval.types import (
+    ALIAS_NAMES,
+    FACT_ENTITIES,
+    MAX_NGRAM,
+    MAX_RING_NAMES,
+    PER_ENTITY_CHUNKS,
+    PPR_PASSAGE_SEEDS,
+    PPR_PASSAGE_SHARE,
+    PPR_TITLE_LINK,
+    WALK_CAP,
+    GraphRead,
+)
+from exograph.graphs.store.core import STOPWORDS
+
+
+def graph_rank(*, read: GraphRead, question: str, dense: list[tuple[str, float]]) -> None:
+    """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
+    the bounded subgraph of passages and names around them and around the top dense passages, rank it by
+    Personalized PageRank and fill read.passages / entities / facts.
+
+    Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
+    tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
+    passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
+    specificity (1/passages naming it), and a share to the dense hits by similarity."""
+    store_name = read.graph.store_name
+    # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
+    keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
+    found = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
+    names = store.store_name_chunks(
+        store_name, keys=[*keys, *(n for linked in found.values() for n in linked)], per_name=PER_ENTITY_CHUNKS
+    )
+    # A key that is a name links to that name alone ("Paris" is the city, not "Paris (film)", whose alias it is);
+    # a key that is only an alias links to every name that has it, up to ALIAS_NAMES ("III" -> each album titled
+    # "III (...)"), and PPR sorts out which one the question means.
+    aliases = [name for key, linked in found.items() if key not in names for name in linked]
+    seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
+    dense_hits = dense[:PPR_PASSAGE_SEEDS]
+    ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
+    pending_texts = search_pool().submit(store.store_chunks, store_name, ring)  # overlaps the mentions read
+    mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
+    texts = pending_texts.result()
+    written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
+    wanted = [k for _, k in mentions] + [k for spans in written.values() for k in spans]
+    names.update(
+        store.store_name_chunks(
+            store_name,
+            keys=[k for k in dict.fromkeys(wanted) if k not in names][:MAX_RING_NAMES],
+            per_name=PER_ENTITY_CHUNKS,
+        )
+    )
+    pairs: set[tuple[str, str]] = set(mentions)
+    pairs.update((cid, k) for cid, spans in written.items() for k in spans if k in names)
+    for key, (cids, _total, _eids) in names.items():  # the seeds' passages and the ring names' passages
+        pairs.update((cid, key) for cid in cids)
+    frequency = {key: max(1, total) for key, (_cids, total, _eids) in names.items()}
+    for _, key in pairs:
+        frequency.setdefault(key, 1)
+    nodes: dict[str, int] = {}
+
+    def node(key: str) -> int:
+        return nodes.setdefault(key, len(nodes))
+
+    edges = [(node("c:" + cid), node("n:" + key), 1.0 / math.log(2.0 + frequency[key])) for cid, key in sorted(pairs)]
+    # A passage that names a document's title is tied to that document's passages directly (HippoRAG's
+    # passage-to-passage links): "directed by James Fargo" leads one step to the passage titled "James Fargo".
+    titles = {cid: (row["document_id"], row["title"]) for cid, row in texts.items()}  # the ring's, read above
+    titles.update(store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} - set(titles))))
+    titled: dict[str, list[str]] = {}
+    for cid, (_document_id, title) in titles.items():
+        for title_key in title_keys(title):
+            titled.setdefault(title_key, []).append(cid)
+    for cid, key in sorted(pairs):
+        document_id = titles.get(cid, ("", ""))[0]
+        targets = [other for other in titled.get(key, ()) if titles[other][0] != document_id]
+        for other in targets:
+            edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK / len(targets)))
+    for cid, _ in dense_hits:
+        node("c:" + cid)
+    reset = np.zeros(len(nodes))
+    specificity = {k: 1.0 / frequency[k] for k in seeds}
+    entity_mass = sum(specificity.values()) or 1.0
+    passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
+    passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
+    for key in seeds:
+        reset[node("n:" + key)] += (1.0 - passage_share) * specificity[key] / entity_mass
+    for cid, score in dense_hits:
+        reset[nodes["c:" + cid]] += passage_share * max(score, 0.0) / passage_mass
+    rank = personalized_pagerank(len(nodes), edges, reset)
+    for key, index in nodes.items():
+        mass = float(rank[index])
+        if mass <= 0:
+            continue
+        if key.startswith("c:"):
+            read.passages[key[2:]] = mass
+        else:
+            for eid in names.get(key[2:], ([], 0, []))[2]:
+                read.entities[eid] = max(read.entities.get(eid, 0.0), mass)
+    read.passages = damp_same_source(read.passages, titles)
+    # Facts: the relations between the entities that carry the most mass (the weaker end bounds a fact's mass),
+    # one read instead of a walk: what PPR reached is what the facts may join.
+    heavy = sorted(read.entities, key=lambda eid: (-read.entities[eid], eid))[:FACT_ENTITIES]
+    relations = [
+        relation_from_row(row, hop=1) for row in store.store_relations_among(store_name, ids=heavy, limit=WALK_CAP)
+    ]
+    for relation in relations:
+        mass = min(read.entities.get(relation.source_id, 0.0), read.entities.get(relation.target_id, 0.0))
+        triple = relation.triple
+        if mass > read.facts.get(triple, 0.0):
+            read.facts[triple] = mass
+            read.fact_relations[triple] = relation

@@ -1,0 +1,105 @@
+"""The engine's types and tunables: evidence items, a graph's read before ranking, and the settings chosen on the
+development halves (bench/retrieval.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from exograph.graphs.models import Graph
+
+Mode = Literal["passages", "hybrid", "graph"]
+Kind = Literal["entity", "relation", "fact", "passage"]
+Origin = Literal["private", "world"]
+
+MODES: tuple[str, ...] = ("passages", "hybrid", "graph")
+MAX_TOP_K = 100
+MAX_HOPS = 3
+MIN_BUDGET = 200
+MAX_BUDGET = 200_000
+DEFAULT_BUDGET = 8_000
+PASSAGE_CHARS = 1_200
+WALK_CAP = 60  # relations a walk may return per graph, shared equally by the hops
+MAX_NGRAM = 6  # longest question n-gram tried as an exact entity name
+PER_ENTITY_CHUNKS = 20  # passages pulled per name into the PPR subgraph
+NAME_SPANS_PER_PASSAGE = 400  # capitalised name spans a passage may link by (name_spans)
+# Names of the first ring's passages read per query: bounds the slowest queries (3,000 ranked the same).
+MAX_RING_NAMES = 1_500
+# Chosen on the development halves (bench/retrieval.py), one setting for every dataset: the walk restarts with
+# 0.2 (HippoRAG's 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the
+# passages that one names); the dense hits take a small share (0.2) so they do not drown the chain.
+PPR_DAMPING = 0.8
+# Weight of a passage naming a document's title, shared by that document's passages (a name points at a
+# document, not at each of its chunks in full); a mention weighs < 1.
+PPR_TITLE_LINK = 8.0
+PPR_PASSAGE_SHARE = 0.2  # share of the reset mass given to the dense passage hits (the rest: linked names)
+PPR_PASSAGE_SEEDS = 10  # dense hits seeded
+PPR_ITERATIONS = 100
+# Passages of one source (same document title, or same untitled document) after the first SAME_SOURCE_FREE
+# are damped by SAME_SOURCE_DAMP per extra passage: a chain's hops sit in different sources, and a source that
+# every hop names would otherwise fill the top ranks with its own passages. Order within a source is kept.
+SAME_SOURCE_FREE = 1
+SAME_SOURCE_DAMP = 0.5
+ALIAS_NAMES = 5  # names a question key that is only an alias links to ("III" -> each album titled "III (...)")
+FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One evidence item: what chat numbers [n] and research cites."""
+
+    kind: Kind
+    text: str
+    graph_id: str
+    score: float
+    origin: Origin
+    document_id: str | None = None
+    source: str = ""  # file name, or the source title of a text/research document
+    url: str | None = None
+    page: int | None = None
+    chunk_id: str | None = None
+    entity_ids: tuple[str, ...] = ()
+    # relations and facts: every chunk and document they were extracted from (chunk_id/document_id are the first)
+    chunk_ids: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    triple: tuple[str, str, str] | None = None  # relations and facts: (subject, predicate, object)
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Evidence best first within the character budget, and the World Graph contributors it carries."""
+
+    mode: Mode
+    items: list[Evidence]
+    contributor_ids: list[int]
+    truncated: bool = False  # the budget left out items
+
+
+@dataclass
+class Relation:
+    source_id: str
+    source: str
+    type: str
+    target_id: str
+    target: str
+    strength: int
+    chunk_ids: list[str]
+    document_ids: list[str]
+    contributors: list[int]
+    hop: int
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        return (self.source, self.type.lower().replace("_", " "), self.target)
+
+
+@dataclass
+class GraphRead:
+    """What one graph contributed, before ranking across graphs."""
+
+    graph: Graph
+    passages: dict[str, float] = field(default_factory=dict)  # chunk id -> score
+    entities: dict[str, float] = field(default_factory=dict)  # entity id -> score
+    relations: list[Relation] = field(default_factory=list)
+    facts: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    fact_relations: dict[tuple[str, str, str], Relation] = field(default_factory=dict)

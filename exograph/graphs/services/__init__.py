@@ -1,0 +1,46 @@
+"""Every write to graphs: rows in PostgreSQL, knowledge in FalkorDB, the world-graph merge.
+
+Layout: `graphs` (CRUD, default graphs, stores, counts), `ingest` (the document write path and its entity
+vectors), `maintenance` (vector compaction, re-embedding), `search` (metered entity search and lookup).
+"""
+
+from exograph.graphs.services.graphs import (
+    DEFAULT_GRAPH_NAMES,
+    MAX_GRAPH_NAME,
+    graph_counts_apply,
+    graph_counts_refresh,
+    graph_create,
+    graph_default_for_user,
+    graph_delete,
+    graph_rename,
+    graph_store_ensure,
+    graph_stores_ensure_all,
+    graph_writable,
+    world_graph,
+)
+from exograph.graphs.services.ingest import entity_vectors_prepare, graph_document_remove, graph_document_write
+from exograph.graphs.services.maintenance import graph_reembed, graph_vectors_compact, graph_vectors_compact_all
+from exograph.graphs.services.search import entities_search, world_entity_lookup
+
+__all__ = [
+    "DEFAULT_GRAPH_NAMES",
+    "MAX_GRAPH_NAME",
+    "entities_search",
+    "entity_vectors_prepare",
+    "graph_counts_apply",
+    "graph_counts_refresh",
+    "graph_create",
+    "graph_default_for_user",
+    "graph_delete",
+    "graph_document_remove",
+    "graph_document_write",
+    "graph_reembed",
+    "graph_rename",
+    "graph_store_ensure",
+    "graph_stores_ensure_all",
+    "graph_vectors_compact",
+    "graph_vectors_compact_all",
+    "graph_writable",
+    "world_entity_lookup",
+    "world_graph",
+]
