@@ -17,11 +17,11 @@ from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
-from exograph.sources.registry import kinds_available
 from research.models import ResearchModel, WatchInterval
 from research.selectors import research_session_get_for_user, research_session_list_for_user
 from research.serializers import research_session_created_out, research_session_out
 from research.services import research_session_cancel, research_session_create
+from research.sources import kinds_available
 
 WEB_CREATE_ENDPOINT = "research.create.web"
 SOURCE_CHOICES = [("paper", "Papers"), ("article", "Articles"), ("local", "World Graph")]

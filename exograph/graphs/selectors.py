@@ -7,7 +7,6 @@ call (graphs.services.entities_search, world_entity_lookup) hand them to billing
 
 from __future__ import annotations
 
-import re
 from typing import Any, TypedDict
 
 from django.db.models import Q
@@ -15,6 +14,7 @@ from django.db.models import Q
 from exograph.accounts.models import User
 from exograph.core.errors import Conflict, NotFound, PermissionDenied, ValidationError
 from exograph.core.scope import Scope
+from exograph.core.snippets import snippet
 from exograph.documents.selectors import document_view_url, documents_viewable
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
@@ -25,7 +25,6 @@ MAX_QUERY_LENGTH = 1000
 MAX_N_RESULTS = 100
 MAX_RELATED = 100
 RRF_K = 60
-SNIPPET = 300
 PASSAGE = 500
 VECTOR_OVERFETCH = 20  # dormant vector nodes (see store.py) may take some of the k slots
 
@@ -117,27 +116,6 @@ def search_graphs_for_user(*, user: User, scope: Scope, graph_id: str | None) ->
         graphs.sort(key=lambda g: (not g.is_world, g.created))
         return graphs
     return list(Graph.objects.filter(owner=user, scope=Scope.PRIVATE).order_by("created"))
-
-
-def snippet(text: str, query: str, *, limit: int = SNIPPET) -> str:
-    """At most `limit` characters of text, around the first query word it contains."""
-    text = " ".join((text or "").split())
-    if len(text) <= limit:
-        return text
-    start = 0
-    lowered = text.casefold()
-    for token in re.findall(r"[^\W_]{3,}", query.casefold()):
-        found = lowered.find(token)
-        if found >= 0:
-            start = max(0, found - limit // 4)
-            break
-    window = text[start : start + limit - 2]
-    if start + limit - 2 < len(text):
-        window = window.rsplit(" ", 1)[0] if " " in window[limit // 2 :] else window
-        window += "…"
-    if start > 0:
-        window = "…" + window[: limit - 1 - (1 if window.endswith("…") else 0)] + ("…" if window.endswith("…") else "")
-    return window[:limit]
 
 
 def _fuse(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from exograph.graphs.selectors import snippet
+from exograph.core.snippets import snippet
 from exograph.sources.extract import main_text
 from exograph.sources.fetch import FetchFailed, FetchRefused, fetch
 from exograph.sources.search import web_search

@@ -125,7 +125,7 @@ class _Run:
     # --- plumbing -------------------------------------------------------------------------------
 
     def adapters(self) -> list[SourceAdapter]:
-        from exograph.sources.registry import adapters_for
+        from research.sources import adapters_for
 
         if self._adapters is None:
             self._adapters = adapters_for(list((self.session.options or {}).get("sources") or ["local"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from exograph.core.errors import ValidationError
-from exograph.sources.registry import adapters_for
+from research.sources import adapters_for
 
 
 def names(kinds: list[str]) -> list[str]:

@@ -1,6 +1,8 @@
-"""The `local` source: the platform's own World Graph and world-scope documents, no network.
+"""The sources a research session reads: the outside ones (exograph.sources: arXiv, Wikipedia, the web) and `local`,
+the platform's own World Graph and world-scope documents, no network. `local` lives here, not in exograph.sources,
+because it reads graphs and documents (sources knows nothing of either).
 
-It is the default when no network source is configured, so a research session completes on a laptop
+`local` is the default when no network source is configured, so a research session completes on a laptop
 offline. Search is graphs.retrieval's `retrieve` over the World Graph in passages mode (the one
 retrieval module); a hit is one world document, and reading it returns that document's passages in
 order from the World Graph store (world-scope documents keep their text there once processed).
@@ -9,15 +11,17 @@ order from the World Graph store (world-scope documents keep their text there on
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 from django.conf import settings
 
 from exograph.accounts.models import User
+from exograph.core.errors import ValidationError
 from exograph.graphs import store
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
-from exograph.sources.base import RequestBudget, SearchOptions, SourceHit, SourceKind, SourceText
+from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceHit, SourceKind, SourceText
 
 logger = logging.getLogger(__name__)
 
@@ -125,3 +129,53 @@ class LocalSource:
         )
         text = "\n\n".join(str(row[1] or "") for row in rows).strip() or hit.snippet
         return SourceText(hit=hit, text=text[: self.max_chars])
+
+
+# --- which adapters a session reads -------------------------------------------------------------------
+
+KINDS = ("paper", "article", "local")
+_ALIASES = {"papers": "paper", "articles": "article"}
+
+
+def kinds_available() -> dict[str, bool]:
+    """Which source kinds this server can read, by the same settings adapters_for reads: papers need ARXIV_API_URL,
+    articles WIKIPEDIA_API_URL or a web search (WEB_SEARCH_URL, as the chat's web engine); local always works. The
+    web research form ticks and offers only these (the chat page marks its web engine the same way)."""
+    from exograph.sources.search import web_search_configured
+
+    return {
+        "paper": bool(settings.ARXIV_API_URL),
+        "article": bool(settings.WIKIPEDIA_API_URL) or web_search_configured(),
+        "local": True,
+    }
+
+
+def adapters_for(kinds: Sequence[str]) -> list[SourceAdapter]:
+    """The adapters for kinds (paper | article | local; none given = all): arxiv for papers when
+    ARXIV_API_URL is set, wikipedia (WIKIPEDIA_API_URL) and web (WEB_SEARCH_URL) for articles, local (the
+    platform's world graph) for local. With no network adapter among them the result is local only, so a
+    session completes with no network. Raises ValidationError for an unknown kind."""
+    wanted = {_ALIASES.get(kind.strip().lower(), kind.strip().lower()) for kind in kinds} or set(KINDS)
+    unknown = sorted(wanted - set(KINDS))
+    if unknown:
+        raise ValidationError(
+            f"Unknown source kind {unknown[0][:40]!r}.",
+            code="invalid_source_kind",
+            hint=f"Use any of: {', '.join(KINDS)}.",
+        )
+    adapters: list[SourceAdapter] = []
+    if "paper" in wanted and settings.ARXIV_API_URL:
+        from exograph.sources.arxiv import ArxivSource
+
+        adapters.append(ArxivSource())
+    if "article" in wanted and settings.WIKIPEDIA_API_URL:
+        from exograph.sources.wikipedia import WikipediaSource
+
+        adapters.append(WikipediaSource())
+    if "article" in wanted and settings.WEB_SEARCH_URL:
+        from exograph.sources.webpages import WebSource
+
+        adapters.append(WebSource())
+    if "local" in wanted or not adapters:
+        adapters.append(LocalSource())
+    return adapters

@@ -1,0 +1,28 @@
+"""A window of a long text around what was asked: search results, passages quoted as evidence, web pages."""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET = 300
+
+
+def snippet(text: str, query: str, *, limit: int = SNIPPET) -> str:
+    """At most `limit` characters of text, around the first query word it contains."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    start = 0
+    lowered = text.casefold()
+    for token in re.findall(r"[^\W_]{3,}", query.casefold()):
+        found = lowered.find(token)
+        if found >= 0:
+            start = max(0, found - limit // 4)
+            break
+    window = text[start : start + limit - 2]
+    if start + limit - 2 < len(text):
+        window = window.rsplit(" ", 1)[0] if " " in window[limit // 2 :] else window
+        window += "…"
+    if start > 0:
+        window = "…" + window[: limit - 1 - (1 if window.endswith("…") else 0)] + ("…" if window.endswith("…") else "")
+    return window[:limit]
