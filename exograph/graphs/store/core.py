@@ -276,11 +276,34 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
         else:
             terms_added = terms_added or statement in TERMS_INDEXES
     if terms_added:  # a store made before `terms` (or a new one): its nodes get their bigrams
-        from exograph.graphs.store.writes import store_terms_backfill  # writes imports this module
-
         store_terms_backfill(store_name)
     with _ensured_lock:
         _ensured.add(key)
+
+
+def store_terms_backfill(store_name: str, *, batch: int = 500) -> int:
+    """Give the Chunk and Entity nodes written before `terms` existed their CJK bigrams (store/cjk.py);
+    returns how many nodes got them. A node a concurrent write gave `terms` is left alone."""
+    done = 0
+    for node, fields in (("Chunk", "n.text, ''"), ("Entity", "n.name, n.description")):
+        after = ""
+        while True:
+            rows = ro_query(
+                store_name,
+                f"MATCH (n:{label(node)}) WHERE n.id > $after AND n.terms IS NULL "
+                f"RETURN n.id, {fields} ORDER BY n.id LIMIT $batch",
+                {"after": after, "batch": batch},
+            )
+            if not rows:
+                break
+            query(
+                store_name,
+                f"UNWIND $rows AS r MATCH (n:{label(node)} {{id: r.id}}) WHERE n.terms IS NULL SET n.terms = r.terms",
+                {"rows": [{"id": nid, "terms": cjk.cjk_terms(a or "", b or "")} for nid, a, b in rows]},
+            )
+            done += len(rows)
+            after = rows[-1][0]
+    return done
 
 
 def store_drop(store_name: str) -> None:

@@ -77,31 +77,6 @@ def _entity_terms_refresh(store_name: str, entity_ids: Sequence[str]) -> None:
         query(store_name, "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.terms = r.terms", {"rows": changed})
 
 
-def store_terms_backfill(store_name: str, *, batch: int = 500) -> int:
-    """Give the Chunk and Entity nodes written before `terms` existed their CJK bigrams (store/cjk.py);
-    returns how many nodes got them. A node a concurrent write gave `terms` is left alone."""
-    done = 0
-    for node, fields in (("Chunk", "n.text, ''"), ("Entity", "n.name, n.description")):
-        after = ""
-        while True:
-            rows = ro_query(
-                store_name,
-                f"MATCH (n:{label(node)}) WHERE n.id > $after AND n.terms IS NULL "
-                f"RETURN n.id, {fields} ORDER BY n.id LIMIT $batch",
-                {"after": after, "batch": batch},
-            )
-            if not rows:
-                break
-            query(
-                store_name,
-                f"UNWIND $rows AS r MATCH (n:{label(node)} {{id: r.id}}) WHERE n.terms IS NULL SET n.terms = r.terms",
-                {"rows": [{"id": nid, "terms": cjk_terms(a or "", b or "")} for nid, a, b in rows]},
-            )
-            done += len(rows)
-            after = rows[-1][0]
-    return done
-
-
 def _count(rows: list[list[Any]]) -> int:
     return int(rows[0][0] or 0) if rows else 0
 
