@@ -127,6 +127,7 @@ def llm(settings):
         settings.LLM_BASE_URL = server.base_url
         settings.LLM_API_KEY = "sk-test"
         settings.LLM_MODEL = "fake-model"
+        settings.LLM_MAX_RETRIES = 0  # each test queues exactly the replies it means
         yield server
 
 
@@ -156,6 +157,44 @@ def test_llm_client_5xx_is_a_transient_error(llm):
     with pytest.raises(LLMError) as caught:
         llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
     assert isinstance(caught.value, TransientError)
+
+
+def test_llm_client_retries_as_configured_through_the_sdk(llm, settings):
+    """LLM_MAX_RETRIES is honoured (the hand-rolled client ignored it and failed on the first 503)."""
+    settings.LLM_MAX_RETRIES = 1
+    llm.reply("", status=503)
+    llm.reply('{"ok": true}')
+    reply = llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
+    assert reply.content == '{"ok": true}' and len(llm.requests) == 2
+    llm.reply("", status=503)
+    llm.reply("", status=503)
+    with pytest.raises(TransientError):
+        llm_chat_complete(messages=[{"role": "user", "content": "hi"}])
+    assert len(llm.requests) == 4  # one try and one retry, then the error
+
+
+def test_llm_output_is_checked_by_the_schema_the_model_is_sent():
+    """One pydantic model gives the schema sent and the check applied: lower-case types are taken, blank names,
+    unknown types and dangling relations are not, extra keys from a lax server are ignored."""
+    from exograph.documents.extraction.llm import EXTRACTION_SCHEMA, InvalidLLMOutput, llm_output_validate
+
+    entity = EXTRACTION_SCHEMA["$defs"]["ExtractedEntity"]
+    assert set(entity["required"]) == {"name", "type", "description"} and entity["additionalProperties"] is False
+    assert "PERSON" in entity["properties"]["type"]["enum"]
+    ok = {"entities": [{"name": " Ada ", "type": "person", "description": "x" * 900, "note": 1}], "relations": []}
+    entities, relations = llm_output_validate(json.dumps(ok))
+    assert (entities[0].name, entities[0].type, len(entities[0].description), relations) == ("Ada", "PERSON", 500, [])
+    for bad in (
+        {"entities": [{"name": "  ", "type": "PERSON"}]},
+        {"entities": [{"name": "Ada", "type": "SPACESHIP"}]},
+        {
+            "entities": [{"name": "Ada", "type": "PERSON"}],
+            "relations": [{"source": "Ada", "target": "Bob", "type": "x"}],
+        },
+        {"relations": []},
+    ):
+        with pytest.raises(InvalidLLMOutput):
+            llm_output_validate(json.dumps(bad))
 
 
 def test_llm_extractor_uses_valid_output(llm):

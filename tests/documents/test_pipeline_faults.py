@@ -188,6 +188,7 @@ def llm(settings):
         settings.DOCUMENTS_EXTRACTOR = "llm"
         settings.LLM_BASE_URL = server.base_url
         settings.LLM_MODEL = "fake-model"
+        settings.LLM_MAX_RETRIES = 0  # the counts below are the stage's own retries, not the SDK's
         server.default = (200, LLM_GOOD)
         yield server
 

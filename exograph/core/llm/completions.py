@@ -1,6 +1,6 @@
-"""A small client for OpenAI-compatible chat completions (vLLM, Ollama, OpenAI, ...).
+"""OpenAI-compatible chat completions (vLLM, Ollama, OpenAI, ...) through the official `openai` SDK.
 
-Settings: LLM_BASE_URL (e.g. http://127.0.0.1:8001/v1), LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS.
+Settings: LLM_BASE_URL (e.g. http://127.0.0.1:8001/v1), LLM_API_KEY, LLM_MODEL, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES.
 Documents uses it for structured extraction; chat uses exograph.core.llm.providers (the official SDKs).
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from django.conf import settings
 
 from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, TransientError
@@ -59,39 +58,52 @@ def llm_chat_complete(
     max_tokens: int | None = None,
     timeout: float | None = None,
 ) -> ChatReply:
-    """POST {LLM_BASE_URL}/chat/completions and return the first choice's content.
+    """One chat completion from {LLM_BASE_URL} through the official `openai` SDK, with its retries (LLM_MAX_RETRIES:
+    connection errors, 408/409/429/5xx, exponential backoff honouring Retry-After) and timeout.
 
-    Raises LLMTransientError (retry), LLMPermanentError (don't), ServiceUnavailable (no LLM configured)."""
+    Raises LLMTransientError (retry), LLMTimeoutError, LLMPermanentError (don't), ServiceUnavailable (no LLM
+    configured)."""
+    import openai
+
     if not llm_configured():
         raise ServiceUnavailable(
             "No LLM is configured.", code="llm_not_configured", hint="Set LLM_BASE_URL and LLM_MODEL."
         )
-    body: dict[str, Any] = {"model": model or settings.LLM_MODEL, "messages": messages, "temperature": temperature}
-    if max_tokens:
-        body["max_tokens"] = max_tokens
-    if json_schema is not None:
-        body["response_format"] = {"type": "json_schema", "json_schema": {"strict": True, **json_schema}}
-    headers = {"Content-Type": "application/json"}
-    if settings.LLM_API_KEY:
-        headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-    url = settings.LLM_BASE_URL.rstrip("/") + "/chat/completions"
-    try:
-        response = httpx.post(url, json=body, headers=headers, timeout=timeout or settings.LLM_TIMEOUT_SECONDS)
-    except httpx.HTTPError as exc:
-        raise LLMTransientError(f"The LLM endpoint is unreachable ({type(exc).__name__}).") from exc
-    if response.status_code == 429 or response.status_code >= 500:
-        raise LLMTransientError(f"The LLM endpoint answered {response.status_code}.")
-    if response.status_code >= 400:
-        raise LLMPermanentError(f"The LLM endpoint refused the request ({response.status_code}).")
-    try:
-        payload = response.json()
-        choice = payload["choices"][0]["message"]
-        content = choice.get("content") or ""
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LLMTransientError("The LLM endpoint returned a malformed reply.") from exc
-    return ChatReply(
-        content=str(content), model=str(payload.get("model", body["model"])), usage=payload.get("usage") or {}
+    client = openai.OpenAI(
+        base_url=settings.LLM_BASE_URL,
+        api_key=settings.LLM_API_KEY or "none",
+        timeout=timeout or settings.LLM_TIMEOUT_SECONDS,
+        max_retries=settings.LLM_MAX_RETRIES,
     )
+    options: dict[str, Any] = {}
+    if max_tokens:
+        options["max_tokens"] = max_tokens
+    if json_schema is not None:
+        options["response_format"] = {"type": "json_schema", "json_schema": {"strict": True, **json_schema}}
+    chosen = model or settings.LLM_MODEL
+    try:
+        completion = client.chat.completions.create(
+            model=chosen,
+            messages=messages,  # type: ignore[arg-type]
+            temperature=temperature,
+            **options,
+        )
+    except openai.APITimeoutError as exc:
+        raise LLMTimeoutError("The LLM endpoint did not answer in time.", hint="Retry later.") from exc
+    except openai.APIStatusError as exc:
+        if exc.status_code == 429 or exc.status_code >= 500:
+            raise LLMTransientError(f"The LLM endpoint answered {exc.status_code}.") from exc
+        raise LLMPermanentError(f"The LLM endpoint refused the request ({exc.status_code}).") from exc
+    except openai.APIConnectionError as exc:
+        raise LLMTransientError(f"The LLM endpoint is unreachable ({type(exc.__cause__ or exc).__name__}).") from exc
+    except openai.APIError as exc:  # a 200 whose body is not a completion
+        raise LLMTransientError("The LLM endpoint returned a malformed reply.") from exc
+    try:
+        content = completion.choices[0].message.content or ""
+    except (IndexError, AttributeError, TypeError) as exc:
+        raise LLMTransientError("The LLM endpoint returned a malformed reply.") from exc
+    usage = completion.usage.model_dump() if completion.usage is not None else {}
+    return ChatReply(content=str(content), model=str(completion.model or chosen), usage=usage)
 
 
 __all__ = [

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ValidationError as PydanticValidationError
 
 from exograph.core.errors import ExoGraphError, ServiceUnavailable
 from exograph.core.llm import LLMPermanentError, llm_chat_complete
@@ -23,39 +26,72 @@ from exograph.documents.extraction.types import (
 
 logger = logging.getLogger(__name__)
 
-EXTRACTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["entities", "relations"],
-    "properties": {
-        "entities": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "type", "description"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "type": {"type": "string", "enum": list(ENTITY_TYPES)},
-                    "description": {"type": "string"},
-                },
-            },
-        },
-        "relations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["source", "target", "type"],
-                "properties": {
-                    "source": {"type": "string"},
-                    "target": {"type": "string"},
-                    "type": {"type": "string"},
-                },
-            },
-        },
-    },
-}
+EntityType = Literal[ENTITY_TYPES]  # type: ignore[valid-type]
+
+
+def _strict_object(schema: dict[str, Any]) -> None:
+    """Strict structured output wants every property required (a default only helps validation) and no other
+    properties; a reply from a server that does not enforce the schema may still carry extra keys, which
+    validation ignores as the hand-written validator did."""
+    schema["required"] = list(schema.get("properties", {}))
+    schema["additionalProperties"] = False
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, json_schema_extra=_strict_object)
+
+
+class ExtractedEntity(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    type: EntityType
+    description: str = ""
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _short(cls, value: object) -> object:
+        return str(value)[:500] if value else ""
+
+
+class ExtractedRelation(_Strict):
+    source: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+
+
+class KnowledgeGraphOut(_Strict):
+    """What the model returns for a passage; relation endpoints must be entities of the same reply."""
+
+    entities: list[ExtractedEntity]
+    relations: list[ExtractedRelation] = []
+
+    @model_validator(mode="after")
+    def _endpoints_are_entities(self) -> KnowledgeGraphOut:
+        names = {name_normalise(e.name) for e in self.entities}
+        for relation in self.relations:
+            if name_normalise(relation.source) not in names or name_normalise(relation.target) not in names:
+                raise ValueError("relation endpoint is not an extracted entity")
+        return self
+
+
+# Keywords strict structured output does not take (length bounds, defaults, titles) are left out of what is sent;
+# validation still applies them.
+_NOT_SENT = frozenset({"default", "maxLength", "minLength", "title"})
+
+
+def _sendable(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _sendable(v) for k, v in node.items() if not (k in _NOT_SENT and not isinstance(v, dict))}
+    if isinstance(node, list):
+        return [_sendable(v) for v in node]
+    return node
+
+
+EXTRACTION_SCHEMA: dict[str, Any] = _sendable(KnowledgeGraphOut.model_json_schema())
 
 _SYSTEM_PROMPT = (
     "You extract a knowledge graph from a passage of a document. Return JSON matching the schema: "
@@ -70,44 +106,16 @@ class InvalidLLMOutput(ValueError):
 
 
 def llm_output_validate(content: str) -> tuple[list[Entity], list[tuple[str, str, str]]]:
-    """Parse and check the model's JSON; raises InvalidLLMOutput on anything off-schema."""
-    import json
-
+    """Parse and check the model's JSON against KnowledgeGraphOut; raises InvalidLLMOutput on anything off-schema."""
     try:
-        data = json.loads(content)
-    except ValueError as exc:
-        raise InvalidLLMOutput(f"not JSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("entities"), list):
-        raise InvalidLLMOutput("missing entities list")
-    relations_raw = data.get("relations", [])
-    if not isinstance(relations_raw, list):
-        raise InvalidLLMOutput("relations is not a list")
-    entities: list[Entity] = []
-    for item in data["entities"]:
-        if not isinstance(item, dict):
-            raise InvalidLLMOutput("entity is not an object")
-        name, kind = item.get("name"), item.get("type")
-        if not isinstance(name, str) or not name.strip() or len(name) > 200:
-            raise InvalidLLMOutput("entity name missing or too long")
-        if not isinstance(kind, str) or kind.upper() not in ENTITY_TYPES:
-            raise InvalidLLMOutput(f"entity type {kind!r} not allowed")
-        description = item.get("description", "")
-        entities.append(
-            Entity(name=name.strip(), type=kind.upper(), description=str(description)[:500] if description else "")
-        )
-    names = {name_normalise(e.name) for e in entities}
-    relations: list[tuple[str, str, str]] = []
-    for item in relations_raw:
-        if not isinstance(item, dict):
-            raise InvalidLLMOutput("relation is not an object")
-        source, target, kind = item.get("source"), item.get("target"), item.get("type")
-        if not all(isinstance(v, str) and v.strip() for v in (source, target, kind)):
-            raise InvalidLLMOutput("relation fields missing")
-        assert isinstance(source, str) and isinstance(target, str) and isinstance(kind, str)  # noqa: S101 - narrowing
-        if name_normalise(source) not in names or name_normalise(target) not in names:
-            raise InvalidLLMOutput("relation endpoint is not an extracted entity")
-        relation_type = re.sub(r"[^A-Z0-9]+", "_", kind.upper()).strip("_")[:60] or "RELATED_TO"
-        relations.append((source.strip(), target.strip(), relation_type))
+        data = KnowledgeGraphOut.model_validate_json(content)
+    except PydanticValidationError as exc:
+        raise InvalidLLMOutput(f"{exc.error_count()} schema errors, first: {exc.errors()[0]['msg']}") from exc
+    entities = [Entity(name=e.name, type=e.type, description=e.description) for e in data.entities]
+    relations = [
+        (r.source, r.target, re.sub(r"[^A-Z0-9]+", "_", r.type.upper()).strip("_")[:60] or "RELATED_TO")
+        for r in data.relations
+    ]
     return entities, relations
 
 
