@@ -292,6 +292,14 @@ REDIS_URL = env_str("REDIS_URL", f"unix://{EMBEDDED_SOCKET}")
 FALKORDB_URL = env_str("FALKORDB_URL", f"unix://{EMBEDDED_SOCKET}")
 FALKORDB_QUERY_TIMEOUT_MS = env_int("FALKORDB_QUERY_TIMEOUT_MS", default=10_000, minimum=100)
 FALKORDB_SOCKET_TIMEOUT = env_float("FALKORDB_SOCKET_TIMEOUT", default=30.0)
+# Past one server (exograph/core/falkor.py, docs/scaling.md): Sentinel for the default primary, more primaries for
+# graph placement ("name=url"), read replicas ("url" or "name=url"), the World Graph's primary, the replica lag bound.
+FALKORDB_SENTINEL_URL = env_str("FALKORDB_SENTINEL_URL", "")
+FALKORDB_PRIMARIES = env_str("FALKORDB_PRIMARIES", "")
+FALKORDB_REPLICA_URLS = env_str("FALKORDB_REPLICA_URLS", "")
+FALKORDB_WORLD_PRIMARY = env_str("FALKORDB_WORLD_PRIMARY", "default")
+FALKORDB_REPLICA_MAX_LAG_BYTES = env_int("FALKORDB_REPLICA_MAX_LAG_BYTES", default=1_000_000, minimum=0)
+FALKORDB_REPLICA_CHECK_SECONDS = env_float("FALKORDB_REPLICA_CHECK_SECONDS", default=1.0)
 
 CACHES = {
     "default": {

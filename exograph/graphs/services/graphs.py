@@ -22,6 +22,7 @@ from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph, GraphKind
 from exograph.graphs.selectors import embedder_check, graph_get_for_user
+from exograph.graphs.services.placement import graph_placement
 from exograph.graphs.types import (
     GraphCounts,
 )
@@ -96,7 +97,7 @@ def graph_create(*, actor: User, name: str, scope: Scope, kind: GraphKind = Grap
         raise Conflict(
             f"You already have a graph named {cleaned!r}.", code="graph_name_taken", hint="Choose another name."
         )
-    graph = Graph(owner=actor, name=cleaned, scope=Scope(scope), kind=kind)
+    graph = Graph(owner=actor, name=cleaned, scope=Scope(scope), kind=kind, store_server=graph_placement())
     graph_store_ensure(graph=graph)  # before the row: a store that is down leaves nothing behind
     try:
         with transaction.atomic():
@@ -171,6 +172,7 @@ def graph_default_for_user(*, actor: User, scope: Scope, kind: GraphKind = Graph
             is_default=True,
             embedding_model=embedder.name,
             embedding_dim=embedder.dimension,
+            store_server=graph_placement(),
         )
         try:
             with transaction.atomic():

@@ -33,6 +33,8 @@ import struct
 import threading
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import redis
@@ -40,7 +42,7 @@ from django.conf import settings
 from falkordb import Graph as FalkorGraph
 
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
-from exograph.core.falkor import falkordb_client
+from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
 from exograph.graphs.store import cjk
 from exograph.graphs.types import GraphCounts
 
@@ -180,22 +182,96 @@ def fulltext_query(text: str, *, max_terms: int = 16) -> str:
 # --- connection and queries --------------------------------------------------------------------
 
 
+class StoreMoving(ServiceUnavailable, TransientError):
+    """The graph is being moved between FalkorDB servers (manage.py graph_move): writes wait, reads go on."""
+
+    status, code = 503, "graph_moving"
+
+
+# Set on the source server by manage.py graph_move while it copies a graph, and left there after the switch until
+# the source's copy is dropped: a writer that still holds the old placement is refused (and its task retries).
+MOVING_PREFIX = "exo:moving:"
+MOVING_RETRY_AFTER = 10
+
+
+def moving_marker(store_name: str) -> str:
+    return f"{MOVING_PREFIX}{store_name}"
+
+
+def _moving_check(store_name: str) -> None:
+    """Refuse a write to a graph whose move has started (only when more than one primary is configured)."""
+    if not placement_enabled():
+        return
+    try:
+        state = falkordb_client(server_of_key(store_name)).connection.get(moving_marker(store_name))
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
+    if state:
+        raise StoreMoving(
+            "This graph is being moved to another graph-store server; writes to it are paused for a moment. "
+            "Nothing was written.",
+            hint=f"Retry in {MOVING_RETRY_AFTER} s (Retry-After); reads keep working.",
+            extra={"retry_after": MOVING_RETRY_AFTER},
+            headers={"Retry-After": str(MOVING_RETRY_AFTER)},
+        )
+
+
 def _graph(store_name: str) -> FalkorGraph:
     try:
-        return falkordb_client().select_graph(store_name)
+        return falkordb_client(server_of_key(store_name)).select_graph(store_name)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
 
 
+# Reads that a write depends on (read-modify-write in writes.py, counts refreshed after a write, the ingest and
+# maintenance services) must see the primary's state, never a replica a few milliseconds behind.
+_primary_only: ContextVar[bool] = ContextVar("exo_store_primary_only", default=False)
+
+
+@contextmanager
+def primary_reads() -> Iterator[None]:
+    """Within this block (this thread or task), every store read goes to the primary."""
+    token = _primary_only.set(True)
+    try:
+        yield
+    finally:
+        _primary_only.reset(token)
+
+
+def _replica_read(store_name: str, cypher: str, clean: dict[str, Any] | None, timeout: int) -> Any:
+    """A read on a healthy replica of the graph's primary; None when there is none or it failed (the primary
+    serves then: a replica down or behind is no error to the user)."""
+    if _primary_only.get():
+        return None
+    server = server_of_key(store_name)
+    client, url = falkordb_read_client(server)
+    if url is None:
+        return None
+    try:
+        return client.select_graph(store_name).ro_query(cypher, clean, timeout=timeout)
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        logger.info("replica read failed (%s)", type(exc).__name__)
+    except redis.ResponseError as exc:
+        message = str(exc)
+        if not message.startswith(("LOADING", "MASTERDOWN")):
+            raise  # a query error is the query's, wherever it ran
+    replica_failed(server, url)
+    return None
+
+
 def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
     clean = params(values) if values else None
-    graph = _graph(store_name)
     timeout = settings.FALKORDB_QUERY_TIMEOUT_MS
     try:
-        if read_only:
-            result = graph.ro_query(cypher, clean, timeout=timeout)
-        else:
-            result = graph.query(cypher, clean, timeout=timeout)
+        result = _replica_read(store_name, cypher, clean, timeout) if read_only else None
+        if result is None:
+            if not read_only:
+                _moving_check(store_name)
+            graph = _graph(store_name)
+            if read_only:
+                result = graph.ro_query(cypher, clean, timeout=timeout)
+            else:
+                result = graph.query(cypher, clean, timeout=timeout)
     except (redis.ConnectionError, OSError) as exc:
         raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
     except redis.TimeoutError as exc:
@@ -218,6 +294,12 @@ def query(store_name: str, cypher: str, values: Mapping[str, Any] | None = None)
 def ro_query(store_name: str, cypher: str, values: Mapping[str, Any] | None = None) -> list[list[Any]]:
     """A read query (GRAPH.RO_QUERY)."""
     return _run(store_name, cypher, values, read_only=True)
+
+
+def ro_query_primary(store_name: str, cypher: str, values: Mapping[str, Any] | None = None) -> list[list[Any]]:
+    """A read query on the primary (a read a write depends on)."""
+    with primary_reads():
+        return _run(store_name, cypher, values, read_only=True)
 
 
 def _batches(rows: Sequence[Any], size: int = WRITE_BATCH) -> Iterator[Sequence[Any]]:
@@ -248,7 +330,7 @@ TERMS_INDEXES = (
 
 def store_ensure(store_name: str, *, dimension: int) -> None:
     """Create the store's indexes if missing (idempotent; cached per process)."""
-    key = (settings.FALKORDB_URL, store_name, dimension)
+    key = (f"{settings.FALKORDB_URL} {server_of_key(store_name)}", str(store_name), dimension)
     if key in _ensured:
         return
     statements = [
@@ -283,12 +365,13 @@ def store_ensure(store_name: str, *, dimension: int) -> None:
 
 def store_terms_backfill(store_name: str, *, batch: int = 500) -> int:
     """Give the Chunk and Entity nodes written before `terms` existed their CJK bigrams (store/cjk.py);
-    returns how many nodes got them. A node a concurrent write gave `terms` is left alone."""
+    returns how many nodes got them. A node a concurrent write gave `terms` is left alone. Reads the primary
+    (they feed a write)."""
     done = 0
     for node, fields in (("Chunk", "n.text, ''"), ("Entity", "n.name, n.description")):
         after = ""
         while True:
-            rows = ro_query(
+            rows = ro_query_primary(
                 store_name,
                 f"MATCH (n:{label(node)}) WHERE n.id > $after AND n.terms IS NULL "
                 f"RETURN n.id, {fields} ORDER BY n.id LIMIT $batch",
@@ -323,7 +406,7 @@ def store_drop(store_name: str) -> None:
 
 def store_vector_dimension(store_name: str) -> int | None:
     """The dimension of the store's entity vector index, if it has one."""
-    rows = ro_query(
+    rows = ro_query_primary(
         store_name,
         "CALL db.indexes() YIELD label, options WHERE label = 'EntityVector' RETURN options",
     )
@@ -335,15 +418,15 @@ def store_vector_dimension(store_name: str) -> int | None:
 
 
 def store_counts(store_name: str) -> GraphCounts:
-    """Entity, relation (between entities) and document counts."""
-    rows = ro_query(
+    """Entity, relation (between entities) and document counts (from the primary: they are stored after writes)."""
+    rows = ro_query_primary(
         store_name,
         "MATCH (e:Entity) WITH count(e) AS entities "
         "OPTIONAL MATCH (d:Document) WITH entities, count(d) AS documents "
         "RETURN entities, documents",
     )
     entities, documents = rows[0] if rows else [0, 0]
-    relations = ro_query(store_name, "MATCH (:Entity)-[r]->(:Entity) RETURN count(r)")
+    relations = ro_query_primary(store_name, "MATCH (:Entity)-[r]->(:Entity) RETURN count(r)")
     return {
         "entities": int(entities or 0),
         "relations": int(relations[0][0]) if relations else 0,
@@ -352,4 +435,4 @@ def store_counts(store_name: str) -> GraphCounts:
 
 
 def store_document_ids(store_name: str) -> list[str]:
-    return [row[0] for row in ro_query(store_name, "MATCH (d:Document) RETURN d.id")]
+    return [row[0] for row in ro_query_primary(store_name, "MATCH (d:Document) RETURN d.id")]

@@ -10,7 +10,7 @@ from typing import Any
 import redis
 
 from exograph.core.errors import ServiceUnavailable
-from exograph.core.falkor import falkordb_client
+from exograph.core.falkor import falkordb_client, replicas_catch_up, server_of_key
 from exograph.graphs.store.cjk import cjk_terms
 from exograph.graphs.store.core import (
     MAX_RELATION_CHUNK_IDS,
@@ -21,8 +21,10 @@ from exograph.graphs.store.core import (
     label,
     query,
     relation_type,
-    ro_query,
     vector_index_create,
+)
+from exograph.graphs.store.core import (
+    ro_query_primary as ro_query,  # every read here feeds a write: the primary's state, never a replica's
 )
 from exograph.graphs.types import GraphCounts
 
@@ -179,6 +181,8 @@ def store_document_write(
                 {**base, "rows": list(batch)},
             )
             delta["relations"] += _count(rows)
+    # Bounded: a document marked processed is found by the next search, on a replica as on the primary.
+    replicas_catch_up(server_of_key(store_name))
     return delta
 
 
@@ -338,7 +342,7 @@ def store_vectors_compact(store_name: str, *, dimension: int) -> dict[str, int]:
         orphans = ro_query(store_name, _ORPHANS[node] + "RETURN count(v)")
         if not orphans or not orphans[0][0]:
             continue
-        pipe = falkordb_client().connection.pipeline(transaction=True)
+        pipe = falkordb_client(server_of_key(store_name)).connection.pipeline(transaction=True)
         pipe.execute_command("GRAPH.QUERY", store_name, f"DROP VECTOR INDEX FOR (v:{label(node)}) ON (v.embedding)")
         pipe.execute_command("GRAPH.QUERY", store_name, _ORPHANS[node] + "DELETE v")
         pipe.execute_command("GRAPH.QUERY", store_name, vector_index_create(node, dimension))
