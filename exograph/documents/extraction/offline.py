@@ -1,4 +1,19 @@
-"""The offline extractor: keyphrases, capitalised names, acronyms and verb patterns, no network."""
+"""The offline extractor: typed named entities (a bundled NER model, ner.py), capitalised names, acronyms,
+keyphrases and verb patterns; no network.
+
+What becomes an entity, in order of precedence within a sentence (a later span overlapping an earlier one is
+dropped):
+  1. the NER model's names (ner.ner_spans): people, organisations, places, works, events, products, dates and
+     quantities, typed by the model;
+  2. a titled person ("Dr. Ada Lovelace"), a year or a month-and-year;
+  3. capitalised multi-word names, CamelCase words and acronyms (typed by the NER type the document gives the
+     same name elsewhere, else by cue words: "University" -> ORGANIZATION, "River" -> LOCATION; else CONCEPT);
+  4. the document's keyphrases (YAKE, two words or more), CONCEPT, except fragments of a name: a keyphrase that
+     shares a word with one of the document's NER names without being that name, or that name followed by
+     lowercase words only ("film stars Audrey", "beating Becky Brewerton", "Hepburn as Eliza" are fragments;
+     "Audrey Hepburn films" is a concept), and clause debris (a verb form in it, or a particle last:
+     "trees back").
+"""
 
 from __future__ import annotations
 
@@ -7,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from exograph.documents.extraction.ner import NerSpan, ner_spans
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
 
@@ -194,8 +210,29 @@ class _Span:
     type: str
 
 
-def _sentence_spans(sentence: str) -> list[_Span]:
+def _sentences(text: str) -> list[tuple[int, str]]:
+    """The sentences of a text with their start offsets (the pieces of _SENTENCE.split)."""
+    found: list[tuple[int, str]] = []
+    at = 0
+    for match in _SENTENCE.finditer(text):
+        found.append((at, text[at : match.start()]))
+        at = match.end()
+    found.append((at, text[at:]))
+    return found
+
+
+def _sentence_spans(sentence: str, ner: Sequence[NerSpan] = (), known: dict[str, str] | None = None) -> list[_Span]:
+    """The entity spans of a sentence; `ner` are the model's spans in the sentence's offsets, `known` the type
+    the document's NER gave each normalised name (types the rule-found spans)."""
     spans: list[_Span] = []
+    known = known or {}
+
+    def kind_of(name: str, before: str) -> str:
+        kind = _entity_type(name, before)
+        if kind == "CONCEPT":
+            return known.get(name_normalise(name), kind)
+        return kind
+
     taken: list[tuple[int, int]] = []
 
     def add(start: int, end: int, name: str, kind: str) -> None:
@@ -206,6 +243,8 @@ def _sentence_spans(sentence: str) -> list[_Span]:
         taken.append((start, end))
         spans.append(_Span(start, end, name, kind))
 
+    for found in ner:
+        add(found.start, found.end, found.name, found.type)
     for match in _TITLE_PERSON.finditer(sentence):
         add(match.start(1), match.end(1), match.group(1), "PERSON")
     for match in _YEAR.finditer(sentence):
@@ -216,14 +255,14 @@ def _sentence_spans(sentence: str) -> list[_Span]:
         if " " not in name:
             continue
         offset = match.start() + raw.find(name)
-        add(offset, offset + len(name), name, _entity_type(name, sentence[: match.start()]))
+        add(offset, offset + len(name), name, kind_of(name, sentence[: match.start()]))
     for match in _CAMEL.finditer(sentence):
-        add(match.start(), match.end(), match.group(), _entity_type(match.group(), sentence[: match.start()]))
+        add(match.start(), match.end(), match.group(), kind_of(match.group(), sentence[: match.start()]))
     for match in _ACRONYM.finditer(sentence):
         name = match.group()
         if name.rstrip("s") in _ACRONYM_STOP or name.isdigit():
             continue
-        add(match.start(), match.end(), name, _entity_type(name, sentence[: match.start()]))
+        add(match.start(), match.end(), name, kind_of(name, sentence[: match.start()]))
     spans.sort(key=lambda span: span.start)
     return spans
 
@@ -248,11 +287,41 @@ def _between_verb(text: str) -> tuple[str, bool] | None:
     return None
 
 
+_PARTICLES = {"back", "up", "out", "off", "down", "over", "away", "on", "in", "about", "around", "through"}
+
+
+_STOPWORDS = frozenset(
+    "a an the of to in on at by for from with as and or but is was are were be been his her its their our "
+    "who whom which that this these those into onto than then".split()
+)
+
+
+def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
+    """Whether a keyphrase is a piece of a sentence rather than a thing (see the module docstring, rule 4):
+    its last word is a particle ("trees back"); or it mixes capitalised and lowercase words other than as a
+    name followed by lowercase common nouns ("marriage to Lothair", "Lotharingia by marriage" are fragments,
+    "American writer" is a concept); or it shares a word with a name the NER found without being that name
+    or that name followed by common nouns ("film stars Audrey", "Hepburn as Eliza")."""
+    words = phrase.split()
+    if words[-1].casefold() in _PARTICLES:
+        return True
+    if name_normalise(phrase) in known:
+        return False
+    capitals = [w[:1].isupper() for w in words]
+    if any(capitals) and not all(capitals):
+        cut = capitals.index(False)
+        tail = words[cut:]
+        if any(capitals[cut:]) or any(w.casefold() in _STOPWORDS for w in tail):
+            return True
+        return False  # a name and common nouns: a concept
+    return any(capitals) and any(word.casefold() in name_words for word in words)
+
+
 class OfflineExtractor:
-    """Keyphrases (YAKE), capitalised multi-word names and acronyms; verb relations, else co-occurrence."""
+    """Typed NER names, capitalised names, acronyms and keyphrases (YAKE); verb relations, else co-occurrence."""
 
     name = "offline"
-    max_entities_per_sentence = 8
+    max_entities_per_sentence = 10
 
     def extract(self, chunks: Sequence[ChunkLike]) -> Extraction:
         entities: list[Entity] = []
@@ -260,7 +329,16 @@ class OfflineExtractor:
         relations: list[Relation] = []
         cooccurrence: dict[tuple[str, str], Relation] = {}
         keyphrases = self._keyphrases(chunks)
-        for chunk in chunks:
+        found = ner_spans([chunk.text for chunk in chunks]) or [[] for _ in chunks]
+        known: dict[str, str] = {}
+        name_words: set[str] = set()
+        for spans_of_chunk in found:
+            for named in spans_of_chunk:
+                known.setdefault(name_normalise(named.name), named.type)
+                if named.type not in ("DATE", "QUANTITY"):
+                    name_words.update(word.casefold() for word in named.name.split() if word[:1].isupper())
+        keyphrases = [phrase for phrase in keyphrases if not _fragment(phrase, known, name_words)]
+        for chunk, chunk_ner in zip(chunks, found, strict=True):
             text = chunk.text
             for match in _ACRONYM_DEFINITION.finditer(text):
                 long_name = _acronym_expansion(_clean_span(match.group(1)), match.group(2))
@@ -268,8 +346,13 @@ class OfflineExtractor:
                     kind = _entity_type(long_name, "")
                     entities.append(Entity(name=long_name, type=kind, aliases=[match.group(2)]))
             chunk_names: dict[str, str] = {}
-            for sentence in _SENTENCE.split(text):
-                spans = _sentence_spans(sentence)[: self.max_entities_per_sentence]
+            for at, sentence in _sentences(text):
+                inside = [
+                    NerSpan(found_span.start - at, found_span.end - at, found_span.name, found_span.type)
+                    for found_span in chunk_ner
+                    if at <= found_span.start and found_span.end <= at + len(sentence)
+                ]
+                spans = _sentence_spans(sentence, inside, known)[: self.max_entities_per_sentence]
                 for span in spans:
                     chunk_names[span.name] = span.type
                 for left, right in zip(spans, spans[1:], strict=False):

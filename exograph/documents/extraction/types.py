@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "DATE", "EVENT", "PRODUCT", "CONCEPT")
+# WORK: a book, film, song, law...; QUANTITY: an amount with its unit (money, percentages, measures).
+ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "DATE", "EVENT", "PRODUCT", "WORK", "QUANTITY", "CONCEPT")
 
 
 class ChunkLike(Protocol):
