@@ -1,10 +1,15 @@
-"""ExoGraphClient: a small async client for the ExoGraph REST API (used by the MCP bridge, usable alone).
+"""ExoGraphClient: the MCP bridge's view of the ExoGraph REST API, over the Python client (exograph_client).
 
     async with ExoGraphClient(base_url="https://exograph.example", api_key="exo_…", scope="private") as exo:
         page = await exo.get("/api/v1/entities/search", params={"query": "transformers"})
 
-Every non-2xx answer raises `ExoGraphAPIError` with the REST error envelope's status, code, message
-and hint. API keys never appear in error texts or log lines (`mask_secrets`).
+There is one REST client in this repository, `exograph_client` (clients/python): this module sends every call
+through its AsyncClient (transport, headers, scope, error envelopes) and keeps only what the tools need on top:
+answers as plain JSON, no automatic retries (a tool reports a 429/503 with its Retry-After to the agent instead
+of waiting inside a tool call), an Idempotency-Key only when the tool passes one, and error texts that name the
+bridge's settings (EXOGRAPH_API_URL). Every non-2xx answer raises `ExoGraphAPIError` (an
+`exograph_client.ExoGraphError`) with the REST error envelope's status, code, message and hint. API keys never
+appear in error texts or log lines (`mask_secrets`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from exograph_client import AsyncClient, ExoGraphError
+from exograph_client._core import Call
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +35,14 @@ SCOPES = ("world", "private")
 _KEY_PATTERN = re.compile(r"exo_[A-Za-z0-9_\-]{4,}")
 _BEARER_PATTERN = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
 
+# The client's hints name its own arguments; the bridge's name its settings.
+_BRIDGE_HINTS = {
+    "timeout": "Retry in a moment; large uploads may take longer.",
+    "connection_error": "Check EXOGRAPH_API_URL and that the server is running.",
+    "http_error": "Check EXOGRAPH_API_URL points at an ExoGraph server; retry in a moment if it is restarting.",
+    "invalid_response": "Check EXOGRAPH_API_URL points at an ExoGraph server.",
+}
+
 
 def mask_secrets(text: str, *secrets: str | None) -> str:
     """Text with API keys and Bearer tokens replaced by `exo_***` / `Bearer ***`."""
@@ -38,8 +53,9 @@ def mask_secrets(text: str, *secrets: str | None) -> str:
     return _BEARER_PATTERN.sub(r"\1***", text)
 
 
-class ExoGraphAPIError(Exception):
-    """A REST error answer (or a transport failure, status 0): status, code, message, hint, extra."""
+class ExoGraphAPIError(ExoGraphError):
+    """A REST error answer (or a transport failure, status 0): status, code, message, hint, extra, retry_after
+    (whole seconds, as the tools print it)."""
 
     def __init__(
         self,
@@ -51,46 +67,24 @@ class ExoGraphAPIError(Exception):
         extra: Mapping[str, Any] | None = None,
         retry_after: int | None = None,
     ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.hint = hint
-        self.extra = dict(extra or {})
-        self.retry_after = retry_after
+        super().__init__(status=status, code=code, message=message, hint=hint, extra=extra, retry_after=retry_after)
+        self.retry_after: int | None = retry_after
 
     def __str__(self) -> str:
         text = f"{self.status} {self.code}: {self.message}"
         return f"{text} {self.hint}".strip() if self.hint else text
 
 
-def _error_from_response(response: httpx.Response, secrets: tuple[str | None, ...]) -> ExoGraphAPIError:
-    retry_after: int | None = None
-    raw_retry = response.headers.get("Retry-After")
-    if raw_retry and raw_retry.strip().isdigit():
-        retry_after = int(raw_retry.strip())
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        extra = {k: v for k, v in error.items() if k not in ("code", "message", "hint")}
-        if retry_after is None and isinstance(extra.get("retry_after"), int):
-            retry_after = int(extra["retry_after"])
-        return ExoGraphAPIError(
-            status=response.status_code,
-            code=str(error.get("code") or "error"),
-            message=mask_secrets(str(error.get("message") or response.reason_phrase), *secrets),
-            hint=mask_secrets(str(error.get("hint") or ""), *secrets),
-            extra=extra,
-            retry_after=retry_after,
-        )
+def _bridge_error(exc: ExoGraphError, secrets: tuple[str | None, ...]) -> ExoGraphAPIError:
+    retry_after = int(exc.retry_after) if exc.retry_after is not None else None
+    from_client = exc.status == 0 or exc.code in ("http_error", "invalid_response")  # no envelope: the client's words
+    hint = _BRIDGE_HINTS.get(exc.code, exc.hint) if from_client else exc.hint
     return ExoGraphAPIError(
-        status=response.status_code,
-        code="http_error",
-        message=f"The ExoGraph API answered {response.status_code} {response.reason_phrase} without an error body.",
-        hint="Check EXOGRAPH_API_URL points at an ExoGraph server; retry in a moment if it is restarting.",
+        status=exc.status,
+        code=exc.code,
+        message=mask_secrets(exc.message, *secrets),
+        hint=mask_secrets(hint, *secrets),
+        extra=exc.extra,
         retry_after=retry_after,
     )
 
@@ -113,11 +107,17 @@ class ExoGraphClient:
         self.base_url = base_url.rstrip("/")
         self.scope = scope
         self._api_key = api_key
-        headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
-        if scope:
-            headers["X-Graph-Scope"] = scope
-        headers.update(extra_headers or {})
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        # The Authorization header is set here, as the bridge always sent it: a hosted /mcp request without a key
+        # still reaches the REST API (which answers its 401 envelope); the client itself refuses an empty key.
+        self._client = AsyncClient(
+            self.base_url,
+            api_key or "unset",
+            scope=scope,
+            timeout=timeout,
+            max_retries=0,
+            transport=transport,
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, **(extra_headers or {})},
+        )
 
     @classmethod
     def in_process(
@@ -137,13 +137,10 @@ class ExoGraphClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._client.aclose()
 
     def __repr__(self) -> str:
         return f"ExoGraphClient(base_url={self.base_url!r}, api_key='exo_***', scope={self.scope!r})"
-
-    def _scope_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {k: v for k, v in (params or {}).items() if v is not None}
 
     async def request(
         self,
@@ -155,45 +152,24 @@ class ExoGraphClient:
         idempotency_key: str | None = None,
     ) -> Any:
         """One REST call; returns the decoded JSON (None for 204). Raises ExoGraphAPIError."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        query = self._scope_params(params)
-        for key, value in list(query.items()):
-            if isinstance(value, bool):
-                query[key] = "true" if value else "false"
+        call = Call(
+            method,
+            path,
+            params=dict(params or {}),
+            paid=idempotency_key is not None,
+            idempotency_key=idempotency_key,
+        )
+        call.json = dict(json) if json is not None else None  # the body as the tool built it (nulls kept)
         try:
-            response = await self._http.request(
-                method, path, params=query or None, json=dict(json) if json is not None else None, headers=headers
-            )
-        except httpx.TimeoutException as exc:
-            logger.warning("exograph api %s %s timed out", method, path)
-            raise ExoGraphAPIError(
-                status=0,
-                code="timeout",
-                message=f"The ExoGraph API did not answer {method} {path} in time.",
-                hint="Retry in a moment; large uploads may take longer.",
-            ) from exc
-        except httpx.HTTPError as exc:
-            logger.warning("exograph api %s %s failed: %s", method, path, type(exc).__name__)
-            raise ExoGraphAPIError(
-                status=0,
-                code="connection_error",
-                message=f"Could not reach the ExoGraph API at {self.base_url} ({type(exc).__name__}).",
-                hint="Check EXOGRAPH_API_URL and that the server is running.",
-            ) from exc
-        logger.debug("exograph api %s %s -> %s", method, path, response.status_code)
-        if response.status_code >= 400:
-            raise _error_from_response(response, (self._api_key,))
-        if response.status_code == 204 or not response.content:
-            return None
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise ExoGraphAPIError(
-                status=response.status_code,
-                code="invalid_response",
-                message=f"The ExoGraph API answered {method} {path} with something that is not JSON.",
-                hint="Check EXOGRAPH_API_URL points at an ExoGraph server.",
-            ) from exc
+            answer = await self._client.call(call)
+        except ExoGraphError as exc:
+            if exc.status == 0:
+                logger.warning("exograph api %s %s failed: %s", method, path, exc.code)
+            else:
+                logger.debug("exograph api %s %s -> %s", method, path, exc.status)
+            raise _bridge_error(exc, (self._api_key,)) from exc
+        logger.debug("exograph api %s %s answered", method, path)
+        return answer
 
     async def get(self, path: str, *, params: Mapping[str, Any] | None = None) -> Any:
         return await self.request("GET", path, params=params)

@@ -55,3 +55,55 @@ def test_rest_errors_become_typed_exceptions_with_code_message_and_hint_and_no_k
         400,
         "invalid",
     ) and "n_results: must be between 1 and 100." in bounds.message
+
+
+def test_the_bridge_sends_through_exograph_client_and_reports_a_429_without_waiting():
+    """One REST client: the bridge's errors are exograph_client's; a tool call does not sit out a Retry-After
+    (the agent is told it), and transport failures name the bridge's setting."""
+    import httpx
+    from exograph_client import ExoGraphError
+
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        body = {"error": {"code": "rate_limited", "message": "Too many requests.", "hint": "Slow down."}}
+        return httpx.Response(429, json=body, headers={"Retry-After": "7"})
+
+    async def run() -> ExoGraphAPIError:
+        async with ExoGraphClient(
+            base_url="http://exograph.test", api_key="exo_abcd_secret", transport=httpx.MockTransport(answer)
+        ) as exo:
+            try:
+                await exo.post("/api/v1/chat/messages/", json={"message": "hi"}, idempotency_key="k-1")
+            except ExoGraphAPIError as exc:
+                return exc
+        raise AssertionError("no error")
+
+    error = anyio.run(run)
+    assert isinstance(error, ExoGraphError) and (error.status, error.code, error.retry_after) == (
+        429,
+        "rate_limited",
+        7,
+    )
+    assert len(seen) == 1 and seen[0].headers["Idempotency-Key"] == "k-1"
+    assert (
+        seen[0].headers["User-Agent"] == "exograph-mcp/1.0"
+        and seen[0].headers["Authorization"] == "Bearer exo_abcd_secret"
+    )
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    async def unreachable() -> ExoGraphAPIError:
+        async with ExoGraphClient(
+            base_url="http://exograph.test", api_key="exo_abcd_secret", transport=httpx.MockTransport(refuse)
+        ) as exo:
+            try:
+                await exo.get("/api/v1/me/")
+            except ExoGraphAPIError as exc:
+                return exc
+        raise AssertionError("no error")
+
+    down = anyio.run(unreachable)
+    assert (down.status, down.code) == (0, "connection_error") and "EXOGRAPH_API_URL" in down.hint
