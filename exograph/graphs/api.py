@@ -19,11 +19,14 @@ from exograph.graphs.selectors import (
     MAX_EXPLORE_HOPS,
     MAX_EXPLORE_LIMIT,
     MAX_N_RESULTS,
+    MAX_OVERVIEW_LIMIT,
     MAX_QUERY_LENGTH,
     MAX_RELATED,
+    OVERVIEW_LIMIT,
     graph_explore,
     graph_get_for_user,
     graph_list_for_user,
+    graph_overview,
 )
 from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
 
@@ -291,6 +294,38 @@ class GraphExploreApi(APIView):
             user=actor_of(request), graph_id=graph_id, entity=data["entity"], hops=data["hops"], limit=data["limit"]
         )
         return Response(ExploreOutSerializer(view).data)
+
+
+class OverviewOutSerializer(serializers.Serializer):
+    graph_id = serializers.CharField()
+    graph_name = serializers.CharField()
+    document_id = serializers.CharField(allow_null=True, help_text="The document the overview is limited to.")
+    limit = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Entities in the graph (or the document) in all.")
+    nodes = ExploreNodeSerializer(many=True)
+    edges = ExploreEdgeSerializer(many=True)
+
+
+class GraphOverviewApi(APIView):
+    class OverviewQuerySerializer(serializers.Serializer):
+        limit = range_field(maximum=MAX_OVERVIEW_LIMIT, default=OVERVIEW_LIMIT)
+        document_id = serializers.CharField(
+            max_length=64, required=False, default="", help_text="Only the entities of this document of yours."
+        )
+
+    @extend_schema(
+        operation_id="graphs_overview",
+        parameters=[OverviewQuerySerializer],
+        responses={200: OverviewOutSerializer, **api_errors(404)},
+        summary="The most connected entities of a graph and the relations among them (the explorer's overview)",
+    )
+    def get(self, request: Request, graph_id: str) -> Response:
+        """graph_id may be "world"; a graph you cannot read, or a document not yours in it, is 404."""
+        data = validated(self.OverviewQuerySerializer, request.query_params)
+        view = graph_overview(
+            user=actor_of(request), graph_id=graph_id, limit=data["limit"], document_id=data["document_id"]
+        )
+        return Response(OverviewOutSerializer(view).data)
 
 
 class GraphExportApi(APIView):

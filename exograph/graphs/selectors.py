@@ -363,6 +363,93 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
     }
 
 
+OVERVIEW_LIMIT = 150  # entities drawn by the explorer's overview unless asked for more
+MAX_OVERVIEW_LIMIT = 2000
+
+
+def graph_overview(*, user: User, graph_id: str, limit: int = OVERVIEW_LIMIT, document_id: str = "") -> dict[str, Any]:
+    """The explorer's overview: the `limit` most connected entities of a graph (of one of the user's documents in
+    it, when `document_id` is given) and the relations among them; degrees count every relation in the graph.
+    Raises ValidationError, NotFound (graph, or a document that is not the user's in this graph), 503."""
+    from exograph.documents.selectors import document_get_for_user
+
+    limit = _check_n_results(limit, name="limit", maximum=MAX_OVERVIEW_LIMIT)
+    graph = graph_get_for_user(user=user, graph_id=graph_id)
+    name = graph.store_name
+    document = None
+    if document_id:
+        document = document_get_for_user(user=user, document_id=document_id)
+        if document.graph_id != graph.id:
+            raise NotFound(
+                f"Document {str(document_id)[:80]!r} is not in graph {graph.id}.",
+                code="document_not_found",
+                hint="Pick one of this graph's documents (GET /api/v1/documents/).",
+            )
+        rows = store.ro_query(
+            name,
+            "MATCH (d:Document {id: $doc}) UNWIND d.entity_ids AS eid MATCH (e:Entity {id: eid}) "
+            "OPTIONAL MATCH (e)-[r]-(o:Entity) WHERE o <> e "
+            "WITH e, count(r) AS n ORDER BY n DESC, e.name ASC LIMIT $limit RETURN e.id, e.name, e.type, n",
+            {"doc": str(document.id), "limit": limit},
+        )
+        total_rows = store.ro_query(
+            name, "MATCH (d:Document {id: $doc}) RETURN size(d.entity_ids)", {"doc": str(document.id)}
+        )
+    else:
+        rows = store.ro_query(
+            name,
+            "MATCH (e:Entity) OPTIONAL MATCH (e)-[r]-(o:Entity) WHERE o <> e "
+            "WITH e, count(r) AS n ORDER BY n DESC, e.name ASC LIMIT $limit RETURN e.id, e.name, e.type, n",
+            {"limit": limit},
+        )
+        total_rows = store.ro_query(name, "MATCH (e:Entity) RETURN count(e)")
+    ids = [str(r[0]) for r in rows]
+    # Each chosen entity's outgoing relations by its index, the far end kept here: FalkorDB's `b.id IN $ids`
+    # per row took 10 s for 2,000 ids (a set lookup in Python, milliseconds).
+    chosen = set(ids)
+    links = [
+        row
+        for row in store.ro_query(
+            name,
+            "UNWIND $ids AS eid MATCH (a:Entity {id: eid})-[r]->(b:Entity) RETURN a.id, type(r), b.id, r.count",
+            {"ids": ids},
+        )
+        if str(row[2]) in chosen and row[0] != row[2]
+    ]
+    return {
+        "graph_id": graph.id,
+        "graph_name": graph.name,
+        "document_id": str(document.id) if document else None,
+        "limit": limit,
+        "total": int((total_rows[0][0] if total_rows else 0) or 0),
+        "nodes": [
+            {
+                "id": str(r[0]),
+                "name": str(r[1] or r[0]),
+                "type": str(r[2] or ""),
+                "description": "",
+                "mentions": 0,
+                "degree": int(r[3] or 0),
+                "hop": 1,
+                "expanded": False,
+                "more": 0,
+            }
+            for r in rows
+        ],
+        "edges": [
+            {
+                "source": str(a),
+                "target": str(b),
+                "type": str(kind).lower(),
+                "strength": int(count or 0),
+                "chunk_ids": [],
+                "sources": [],
+            }
+            for a, kind, b, count in links
+        ],
+    }
+
+
 VIEWER_PART_CHUNKS = 20  # documents without page numbers (text, some DOCX) are shown in parts of this many chunks
 VIEWER_ENTITIES = 200
 

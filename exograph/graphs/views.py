@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
 from exograph.core.scope import Scope
+from exograph.documents.selectors import document_list_for_user
 from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.selectors import MAX_EXPLORE_HOPS, graph_get_for_user, graph_list_for_user
@@ -147,5 +148,8 @@ def explore(request: HttpRequest, graph_id: str = WORLD_GRAPH_ID) -> HttpRespons
         "graphs": graph_list_for_user(user=user, scope=None),
         "entity": request.GET.get("entity", "")[:300],
         "max_hops": range(1, MAX_EXPLORE_HOPS + 1),
+        # The overview's document filter: the user's own documents in this graph.
+        "documents": document_list_for_user(user=user).filter(graph=graph)[:200],
+        "overview_size": size if (size := request.GET.get("size", "")) in ("150", "500", "2000") else "150",
     }
     return render(request, "graphs/explore.html", context)

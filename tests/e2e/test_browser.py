@@ -553,13 +553,28 @@ def test_explorer_colours_entities_by_type_filters_them_and_draws_generic_relati
             page = _logged_in_page(browser, live_server_url, erin)
             watch = PageWatch(page, tmp_path)
             page.goto(f"{live_server_url}/graphs/{graph.id}/explore/")
+            cy = "document.getElementById('cy')._cyreg.cy"
+            # With no entity asked for, the overview: every entity here (4 of 4), laid out by fcose, listed as
+            # buttons (the keyboard's way in): Enter on one opens it in the panel.
+            expect(page.locator("#cy")).to_have_attribute("data-nodes", "4")
+            assert (
+                page.evaluate(
+                    f"{cy}.nodes().map(n => Math.round(n.position('x'))).filter((x, i, a) => a.indexOf(x) === i).length"
+                )
+                > 1
+            )
+            expect(page.locator("#explore-status")).to_contain_text("the 4 most connected of 4 entities")
+            watch.shot("explorer-overview")
+            page.locator("#overview-list button", has_text="Marie Curie").focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#panel-title")).to_have_text("Marie Curie")
+            expect(page.locator("#panel-neighbours button").first).to_be_visible()
             page.get_by_label("Entity").fill("Marie Curie")
             page.get_by_label("Entity").press("Enter")
             expect(page.locator("#panel-title")).to_have_text("Marie Curie")
             legend = page.locator("#entity-legend")
             for name in ("Person (1)", "Location (1)", "Organization (1)", "Concept (1)"):
                 expect(legend).to_contain_text(name)
-            cy = "document.getElementById('cy')._cyreg.cy"
             colours = page.evaluate(
                 f"Object.fromEntries({cy}.nodes().map(n => [n.data('etype'), n.style('background-color')]))"
             )

@@ -1,7 +1,8 @@
-/* Graph explorer: cytoscape network fed by GET /api/v1/graphs/{id}/explore/ (bounded neighbourhoods). */
+/* Graph explorer: cytoscape network fed by GET /api/v1/graphs/{id}/overview/ (the most connected entities, laid out
+   by cytoscape-fcose, optionally one document's) and GET /api/v1/graphs/{id}/explore/ (bounded neighbourhoods). */
 (function () {
   "use strict";
-  var form, input, hops, statusBox, cy, api;
+  var form, input, hops, statusBox, cy, api, overviewApi, documentSelect, sizeSelect;
   var nodes = {};   // id -> node data from the API
   var edges = {};   // key -> edge data
   var hiddenTypes = {};
@@ -22,19 +23,33 @@
     hops = document.getElementById("explore-hops");
     statusBox = document.getElementById("explore-status");
     api = form.getAttribute("data-api");
+    overviewApi = form.getAttribute("data-overview");
+    documentSelect = document.getElementById("explore-document");
+    sizeSelect = document.getElementById("explore-size");
     document.getElementById("explore-graph").addEventListener("change", function (event) {
       location.href = event.target.value + (input.value ? "?entity=" + encodeURIComponent(input.value) : "");
     });
     cy = cytoscape({
       container: document.getElementById("cy"),
       wheelSensitivity: 0.3,
-      minZoom: 0.2,
-      maxZoom: 3,
+      minZoom: 0.05,
+      maxZoom: 4,
+      // Thousands of elements: edges hidden and a bitmap of the canvas while panning or zooming.
+      hideEdgesOnViewport: true,
+      textureOnViewport: true,
       style: [
         { selector: "node", style: {
           "label": "data(label)", "font-size": 11, "color": "#1d2330", "text-valign": "bottom", "text-margin-y": 4,
           "background-color": "#748ffc", "width": "data(size)", "height": "data(size)",
-          "text-wrap": "ellipsis", "text-max-width": 120, "border-width": 0 } },
+          "text-wrap": "ellipsis", "text-max-width": 120, "border-width": 0,
+          // A label too small to read at this zoom is not drawn; zoom in and it comes back at a readable size.
+          "min-zoomed-font-size": 8, "text-background-color": "#fff", "text-background-opacity": 0.7,
+          "text-background-padding": 1 } },
+        { selector: "node[size >= 40]", style: { "font-size": 14, "font-weight": "bold" } },
+        // Hundreds of nodes: labels are not measured for ellipses nor given a backdrop (the first draw's cost).
+        { selector: "node.dense", style: { "text-wrap": "none", "text-background-opacity": 0 } },
+        { selector: "edge.dense", style: { "label": "" } },
+        { selector: "edge.dense.hover, edge.dense:selected", style: { "label": "data(label)" } },
         { selector: "node[colour]", style: { "background-color": "data(colour)" } },
         { selector: "node[hop = 0]", style: { "border-width": 3, "border-color": "#1d2330" } },
         { selector: "node[more > 0]", style: { "border-width": 2, "border-color": "#f59f00", "border-style": "dashed" } },
@@ -43,7 +58,8 @@
         { selector: "edge", style: {
           "label": "data(label)", "font-size": 9, "color": "#5b6478", "width": "data(width)", "line-color": "#adb5bd",
           "target-arrow-color": "#adb5bd", "target-arrow-shape": "triangle", "curve-style": "bezier",
-          "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": 1 } },
+          "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": 1,
+          "min-zoomed-font-size": 8 } },
         { selector: "edge.generic", style: { "label": "", "line-color": "#dee2e6", "target-arrow-color": "#dee2e6",
           "opacity": 0.55, "width": 1 } },
         { selector: "edge.generic.hover, edge.generic:selected", style: { "label": "data(label)", "opacity": 1,
@@ -60,7 +76,101 @@
       load(input.value.trim(), Number(hops.value), true);
     });
     document.getElementById("panel-expand").addEventListener("click", function () { if (selected) expand(selected); });
-    if (input.value.trim()) load(input.value.trim(), Number(hops.value), true);
+    var overviewButton = document.getElementById("explore-overview");
+    if (overviewButton) overviewButton.addEventListener("click", function () { overview(); });
+    if (documentSelect) documentSelect.addEventListener("change", function () { overview(); });
+    if (sizeSelect) sizeSelect.addEventListener("change", function () { overview(); });
+    if (input.value.trim()) load(input.value.trim(), Number(hops.value), true); else overview();
+  }
+
+  // The overview: the most connected entities (of one document, if picked) and the relations among them, clustered
+  // by a force layout (fcose). The time from the page's start to its first draw is kept on #cy (data-first-draw,
+  // milliseconds; `make bench-explorer` reads it).
+  function overview() {
+    if (!overviewApi) return;
+    var started = performance.now();
+    var url = overviewApi + "?limit=" + encodeURIComponent(sizeSelect ? sizeSelect.value : "150");
+    if (documentSelect && documentSelect.value) url += "&document_id=" + encodeURIComponent(documentSelect.value);
+    say("Loading the overview…");
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (result) {
+        if (!result.ok) {
+          var error = result.body.error || {};
+          say((error.message || "Something went wrong.") + " " + (error.hint || ""));
+          return;
+        }
+        var data = result.body;
+        var phases = { fetch: performance.now() - started };
+        var mark = performance.now();
+        reset();
+        cy.startBatch();
+        merge(data);
+        if (data.nodes.length > 300) cy.elements().addClass("dense");
+        cy.endBatch();
+        phases.add = performance.now() - mark;
+        mark = performance.now();
+        var layout = cy.layout(layoutOptions(true, data.nodes.length));
+        layout.one("layoutstop", function () {
+          phases.layout = performance.now() - mark;
+          mark = performance.now();
+          cy.fit(undefined, 20);
+          if (cy.zoom() > 1.4) { cy.zoom(1.4); cy.center(); }  // a handful of nodes: not blown up to the maximum
+          cy.one("render", function () {
+            requestAnimationFrame(function () {
+              var box = document.getElementById("cy");
+              box.setAttribute("data-first-draw", String(Math.round(performance.now())));
+              box.setAttribute("data-draw-ms", String(Math.round(performance.now() - started)));
+              box.setAttribute("data-nodes", String(cy.nodes().length));
+              phases.draw = performance.now() - mark;
+              box.setAttribute("data-phases", Object.keys(phases).map(function (k) { return k + " " + Math.round(phases[k]); }).join(", "));
+            });
+          });
+        });
+        layout.run();
+        renderOverviewList(data.nodes);
+        var scope = documentSelect && documentSelect.value ? " of " + documentSelect.options[documentSelect.selectedIndex].text : "";
+        say(data.nodes.length ? "Overview" + scope + ": the " + data.nodes.length + " most connected of " + data.total +
+          " entities, " + data.edges.length + " relations among them. Scroll to zoom, click a node to explore it." :
+          "No entities" + scope + " yet: upload a document to this graph.");
+      })
+      .catch(function () { say("The graph store did not answer; try again in a moment."); });
+  }
+
+  // The keyboard's way into the overview: its entities as a list of buttons, most connected first.
+  function renderOverviewList(list) {
+    var box = document.getElementById("overview-list");
+    if (!box) return;
+    box.textContent = "";
+    list.slice(0, 40).forEach(function (n) {
+      var li = document.createElement("li");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "link";
+      button.textContent = n.name;
+      button.addEventListener("click", function () { select(n.id, true); });
+      li.appendChild(button);
+      li.appendChild(document.createTextNode(" (" + n.degree + ")"));
+      box.appendChild(li);
+    });
+    document.getElementById("overview-box").classList.toggle("hidden", !list.length);
+  }
+
+  function layoutOptions(fresh, count) {
+    if (typeof cytoscape !== "undefined" && hasFcose()) {
+      // Up to 200 nodes the full force layout; past that its spectral first step alone ("draft": clusters in
+      // milliseconds where the force step took seconds at 500 nodes on a busy 2-core machine).
+      return { name: "fcose", animate: false, randomize: fresh, quality: fresh && count > 200 ? "draft" : "default",
+        nodeDimensionsIncludeLabels: count <= 200, packComponents: count <= 200, padding: 30,
+        nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 70; }, numIter: 2500 };
+    }
+    return { name: "cose", animate: false, nodeDimensionsIncludeLabels: true, padding: 30, randomize: false };
+  }
+
+  function hasFcose() {
+    try { return !!cytoscape("layout", "fcose"); } catch (error) { return false; }
   }
 
   function say(text) { statusBox.textContent = text; }
@@ -137,7 +247,7 @@
   }
 
   function relayout(centerId) {
-    var layout = cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true, padding: 30, randomize: false });
+    var layout = cy.layout(layoutOptions(false, cy.nodes().length));
     layout.run();
     if (centerId) cy.center(cy.$id(centerId));
   }
