@@ -19,7 +19,6 @@ api_v1 = [
     path("graphs/<str:graph_id>/", graphs_api.GraphDetailApi.as_view(), name="graph-detail"),
     path("graphs/<str:graph_id>/explore/", graphs_api.GraphExploreApi.as_view(), name="graph-explore"),
     path("graphs/<str:graph_id>/overview/", graphs_api.GraphOverviewApi.as_view(), name="graph-overview"),
-    path("graphs/<str:graph_id>/overview/", graphs_api.GraphOverviewApi.as_view(), name="graph-overview"),
     path("graphs/<str:graph_id>/export/", graphs_api.GraphExportApi.as_view(), name="graph-export"),
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
