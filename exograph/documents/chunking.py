@@ -2,18 +2,18 @@
 
 Tokens are approximated by units: a whitespace-separated word, or one character of a script written
 without spaces (Chinese, Japanese, Korean: each such character is its own unit, so a page of Japanese is
-not one giant "word"; joined back without spaces). One unit ≈ 1.3 model tokens for
-English under a WordPiece tokenizer such as all-MiniLM-L6-v2's (a rule of thumb, not measured per text), so a
-window of `max_tokens` holds `max_tokens / 1.3` words. The model's 256-token input limit
-is therefore respected with the default of 200 tokens. Chunk ids are stable: the sha256
-of (document id, ordinal, text), so re-running a stage yields the same ids.
+not one giant "word"; joined back without spaces). A window starts at `max_tokens / 1.3` units (one unit is about
+1.3 WordPiece tokens in English prose) and, when the embedder's own tokenizer is given (`count_tokens`: the local
+model's), shrinks until the model's count is within `max_tokens`: numbers, identifiers, URLs and other scripts
+run far above 1.3 tokens a word, and a chunk past the model's 256-token input would lose its tail unseen.
+Chunk ids are stable: the sha256 of (document id, ordinal, text), so re-running a stage yields the same ids.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from exograph.documents.parsing import Block
@@ -72,19 +72,34 @@ def chunk_id(document_id: str, ordinal: int, text: str) -> str:
     return f"chunk_{digest[:40]}"
 
 
-def chunk_blocks(*, document_id: str, blocks: Sequence[Block], max_tokens: int, overlap_tokens: int) -> list[Chunk]:
-    """Split parsed blocks into overlapping windows of at most max_tokens (approximate) each."""
-    window = max(8, int(max_tokens / TOKENS_PER_WORD))
+MIN_WINDOW = 8  # units: a window never shrinks below this, whatever the tokenizer counts
+
+
+def chunk_blocks(
+    *,
+    document_id: str,
+    blocks: Sequence[Block],
+    max_tokens: int,
+    overlap_tokens: int,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[Chunk]:
+    """Split parsed blocks into overlapping windows of at most max_tokens each: counted by count_tokens when
+    given (the embedder's tokenizer), else estimated at 1.3 tokens a unit."""
+    window = max(MIN_WINDOW, int(max_tokens / TOKENS_PER_WORD))
     overlap = min(int(overlap_tokens / TOKENS_PER_WORD), window // 2)
-    step = window - overlap
     chunks: list[Chunk] = []
     for page, heading, words in _sections_with_pages(blocks):
         start = 0
         while start < len(words):
             piece = words[start : start + window]
-            text = _join(piece)
-            if heading:
-                text = f"{heading.split(' › ')[-1]}: {text}" if start > 0 else text
+            text = _render(piece, heading=heading, first=start == 0)
+            if count_tokens is not None:
+                tokens = count_tokens(text)
+                while tokens > max_tokens and len(piece) > MIN_WINDOW:
+                    keep = max(MIN_WINDOW, min(len(piece) - 1, len(piece) * max_tokens // tokens))
+                    piece = piece[:keep]
+                    text = _render(piece, heading=heading, first=start == 0)
+                    tokens = count_tokens(text)
             ordinal = len(chunks)
             chunks.append(
                 Chunk(
@@ -95,10 +110,16 @@ def chunk_blocks(*, document_id: str, blocks: Sequence[Block], max_tokens: int, 
                     heading=heading[:500],
                 )
             )
-            if start + window >= len(words):
+            if start + len(piece) >= len(words):
                 break
-            start += step
+            start += len(piece) - min(overlap, len(piece) // 2)
     return chunks
+
+
+def _render(piece: Sequence[_Unit], *, heading: str, first: bool) -> str:
+    """A window's text: a section's later windows carry its heading's last part as context."""
+    text = _join(piece)
+    return f"{heading.split(' › ')[-1]}: {text}" if heading and not first else text
 
 
 def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[_Unit]]]:

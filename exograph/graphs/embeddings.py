@@ -256,6 +256,13 @@ class LocalEmbedder:
                 )
         return self.embed([text])[0]
 
+    def count_tokens(self, text: str) -> int:
+        """The word pieces the model reads for text (its own tokenizer, special tokens included, no truncation):
+        what chunking measures windows by, so no chunk runs past max_seq_length unseen."""
+        model = self._loaded()
+        with self._encode_lock:
+            return len(model.tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
+
     @property
     def query_runtime(self) -> str:
         """ "onnxruntime" or "torch": what embed_one runs on (after the model is loaded)."""
@@ -461,6 +468,13 @@ def get_embedder() -> Embedder:
     return _local_embedder()
 
 
+def token_counter() -> Callable[[str], int] | None:
+    """The configured embedder's own token count (the local model's tokenizer), or None for a provider whose
+    tokenizer is not here (chunking then keeps its words-times-1.3 estimate)."""
+    counter: Callable[[str], int] | None = getattr(get_embedder(), "count_tokens", None)
+    return counter
+
+
 def embedder_for(name: str) -> Embedder:
     """The embedder whose ``name`` is recorded on a graph, if this deployment can run it.
 
@@ -532,7 +546,7 @@ def embedder_is_warm() -> bool:
 
 def embedder_ready_check() -> None:
     """/readyz: ok once the model is loaded; until then it starts warming (once) and says `warming`."""
-    from exograph.core.views import Warming
+    from exograph.core.errors import Warming
 
     if not settings.EMBEDDING_WARM_START or embedder_is_warm():
         return

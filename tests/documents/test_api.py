@@ -17,6 +17,7 @@ from exograph.graphs.models import Graph
 from tests.documents.conftest import (
     billion_laughs_docx,
     docx_declaring_pages,
+    docx_with_paragraphs,
     five_letter_paragraphs,
     fixture_bytes,
     many_pages_pdf,
@@ -90,6 +91,27 @@ def test_base64_docx_with_headings_and_tables_is_searchable(alice_client, funded
     assert alice_client.get(f"{URL}{response.json()['id']}/").json()["status"] == "processed"
     hits = search_entities(user=funded, query="Early Childcare Supplement", scope=Scope.PRIVATE)
     assert any("Early Childcare Supplement" in hit["name"] for hit in hits)
+
+
+def test_an_uploaded_documents_chunks_fit_the_embedding_model_by_its_own_count(alice_client, funded, settings):
+    """A parts list of codes, figures and links: the parse stage stores no chunk past the configured size by the
+    model's tokenizer (the words-times-1.3 estimate let such chunks pass the model's 256-token input, cut unseen)."""
+    from exograph.graphs.embeddings import get_embedder
+
+    rows = [
+        f"Part KX-{i:04d}/B{i * 31 % 997:03d} rev {i}.{i % 7}a: https://parts.example/kx/{i}?lot=Q{i * 13}"
+        for i in range(90)
+    ]
+    payload = {
+        "file_content_base64": base64.b64encode(docx_with_paragraphs(" ".join(rows))).decode(),
+        "filename": "parts.docx",
+    }
+    response = alice_client.post(URL, payload, format="json")  # on_commit not run: the stages run below
+    assert response.status_code == 201, response.json()
+    assert document_stage_parse(document_id=response.json()["id"]) is True
+    texts = list(DocumentChunk.objects.filter(document_id=response.json()["id"]).values_list("text", flat=True))
+    counts = [get_embedder().count_tokens(text) for text in texts]  # type: ignore[attr-defined]
+    assert len(texts) > 2 and max(counts) <= settings.DOCUMENTS_CHUNK_TOKENS
 
 
 def test_world_scope_upload_merges_into_the_world_graph_and_delete_removes_it(

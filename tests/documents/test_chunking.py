@@ -56,3 +56,35 @@ def test_docx_chunks_follow_headings():
     assert headings[0] == "First paragraph"
     assert "First paragraph › Second paragraph" in headings
     assert all(c.page == 1 for c in chunks)
+
+
+def test_windows_are_measured_by_the_models_own_tokenizer():
+    """Identifiers, numbers and URLs run far above 1.3 word pieces a word: by the estimate alone such a window
+    passes the model's 256-token input and its tail is never embedded; counted by the tokenizer, none does."""
+    from exograph.graphs.embeddings import get_embedder, token_counter
+
+    count = token_counter()
+    assert count is not None and count == get_embedder().count_tokens  # type: ignore[attr-defined]
+    words = [f"0x{i:06x}f3 {i * 7919}.{i % 97} https://ex.org/r/{i}?q=z{i}" for i in range(120)]
+    blocks = [Block(text=" ".join(words), page=1, kind="page")]
+    estimated = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40)
+    assert max(count(c.text) for c in estimated) > 256  # the defect: past the model's input, silently cut
+    counted = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40, count_tokens=count)
+    assert all(count(c.text) <= 200 for c in counted)
+    assert set(" ".join(c.text for c in counted).split()) == set(" ".join(words).split())  # nothing lost
+    first, second = counted[0].text.split(), counted[1].text.split()
+    at = first.index(second[0])
+    assert 0 < at and first[at:] == second[: len(first) - at]  # still overlapping: the second opens on the first's tail
+
+
+def test_prose_windows_are_unchanged_by_counting():
+    """Ordinary prose fits its estimated window, so counting keeps those chunks (and their ids) as they were."""
+    from exograph.graphs.embeddings import token_counter
+
+    sentence = "The committee met in the spring to review the plans for the new library and its gardens."
+    blocks = [Block(text=" ".join([sentence] * 40), page=2, kind="page")]
+    plain = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40)
+    counted = chunk_blocks(
+        document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40, count_tokens=token_counter()
+    )
+    assert [c.id for c in counted] == [c.id for c in plain] and len(plain) > 2

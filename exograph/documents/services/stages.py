@@ -230,11 +230,14 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True, queue_n
                 progress=_parse_progress(document),
             )
         _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.PARSE])
+        from exograph.graphs.embeddings import token_counter
+
         chunks = chunk_blocks(
             document_id=str(document.id),
             blocks=parsed.blocks,
             max_tokens=settings.DOCUMENTS_CHUNK_TOKENS,
             overlap_tokens=settings.DOCUMENTS_CHUNK_OVERLAP,
+            count_tokens=token_counter(),
         )
         with transaction.atomic():
             DocumentChunk.objects.filter(document=document).delete()
