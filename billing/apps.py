@@ -7,6 +7,7 @@ class BillingConfig(AppConfig):
     label = "billing"
 
     def ready(self) -> None:
+        from billing import tasks  # noqa: F401  (registered here: the services send them by name)
         from exograph.core import views as health
         from exograph.core.ratelimit import ratelimit_redis_check
 

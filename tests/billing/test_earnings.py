@@ -207,3 +207,26 @@ def test_billing_imports_no_feature_app() -> None:
                 if name.split(".")[:2] in (["exograph", "graphs"], ["exograph", "documents"], ["exograph", "chat"]):
                     offenders.append(f"{path.relative_to(root)}: {name}")
     assert offenders == []
+
+
+def test_the_payment_task_the_services_send_by_name_is_registered_when_django_starts():
+    """The services send it by name (they never import billing.tasks): the app registry must hold it in any process
+    that starts Django, or an eager or unknown send goes nowhere and no contributor is paid until the sweep."""
+    import subprocess
+    import sys
+
+    code = (
+        "import django; django.setup(); "
+        "from exograph.celery import app; from billing.services.earnings import PAY_TASK; "
+        "import sys; print(PAY_TASK in app.tasks); sys.modules.get('billing.tasks') or print('tasks not imported')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=_django_env()
+    )
+    assert done.stdout.split() == ["True"]
+
+
+def _django_env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "exograph.settings"}
