@@ -4,7 +4,6 @@ is the top layer's (exograph.home)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from typing import Any
 
@@ -18,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
+from exograph.accounts.connect import mcp_configs
 from exograph.accounts.emails import password_reset_tokens
 from exograph.accounts.forms import AccountDeleteForm, ApiKeyEditForm, ApiKeyForm, LoginForm, SignupForm
 from exograph.accounts.hooks import readers
@@ -154,28 +154,6 @@ def signup(request: HttpRequest) -> HttpResponse:
             # No message here: the verification banner (accounts/_verify_banner.html) says where the link went.
             return redirect(settings.LOGIN_REDIRECT_URL)
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
-
-
-def mcp_configs(request: HttpRequest) -> dict[str, str]:
-    """Copy-paste MCP client configs; the key stays a placeholder (keys are shown once, on creation)."""
-    base = request.build_absolute_uri("/").rstrip("/")
-    key = "exo_YOUR_API_KEY"
-    # The stdio bridge installed by `make` as .venv/bin/exograph-mcp (mcp_bridge/stdio.py reads these variables).
-    server = {"command": "exograph-mcp", "env": {"EXOGRAPH_API_URL": base, "EXOGRAPH_API_KEY": key}}
-    return {
-        "base": base,
-        "hosted_url": f"{base}/mcp",
-        "key": key,
-        "claude_desktop": json.dumps({"mcpServers": {"exograph": server}}, indent=2),
-        "claude_code": f'claude mcp add --transport http exograph {base}/mcp --header "Authorization: Bearer {key}"',
-        "claude_code_stdio": (
-            f"claude mcp add exograph --env EXOGRAPH_API_URL={base} --env EXOGRAPH_API_KEY={key} -- exograph-mcp"
-        ),
-        "cursor": json.dumps(
-            {"mcpServers": {"exograph": {"url": f"{base}/mcp", "headers": {"Authorization": f"Bearer {key}"}}}},
-            indent=2,
-        ),
-    }
 
 
 @login_required

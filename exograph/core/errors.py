@@ -81,3 +81,8 @@ class PermanentError(ExoGraphError):
     """An integration failed in a way a retry will not fix."""
 
     status, code = 502, "upstream_error"
+
+
+class Warming(Exception):  # noqa: N818 (a state, not a failure)
+    """Raised by a readiness check whose component is still starting (e.g. loading a model): /readyz answers 503
+    `warming` (exograph.core.views). Here, not in the views, so the checks' owners need not import a door."""

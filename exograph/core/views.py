@@ -18,6 +18,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from exograph.core.api import DATABASE_RETRY_AFTER, api_not_found, api_server_error, database_outage, error_body
+from exograph.core.errors import Warming
 from exograph.core.stores import server_label, server_of
 
 logger = logging.getLogger(__name__)
@@ -26,10 +27,6 @@ logger = logging.getLogger(__name__)
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
-
-
-class Warming(Exception):  # noqa: N818 (a state, not a failure)
-    """Raised by a readiness check whose component is still starting (e.g. loading a model): 503 `warming`."""
 
 
 def _check_sql(timeout: float) -> None:

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from billing.selectors import credit_summary_for_user, earnings_total_for_user, pack_list, usage_daily_for_user
-from exograph.accounts.views import mcp_configs
+from exograph.accounts.connect import mcp_configs
 from exograph.chat.selectors import chat_session_list_for_user
 from exograph.core.charts import bar_chart
 from exograph.documents.selectors import document_list_for_user
