@@ -2,7 +2,8 @@
 
 Actions: "upload" (5 + 1 per page; units = pages), "chat.snap" (3), "chat.ponder" (10),
 "research.snap" (30), "research.ponder" (100; research holds min(price, budget_credits):
-pass ``max_cost=budget_credits``), and the free "search", "graph", "list", "status".
+pass ``max_cost=budget_credits``), "import" (5 per started 1,000 rows of triples or entity records; units =
+thousands), and the free "search", "graph", "list", "status".
 """
 
 from __future__ import annotations

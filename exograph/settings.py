@@ -611,6 +611,7 @@ BILLING_PRICES: dict[str, dict[str, int]] = {
     "chat.ponder": {"base": 0, "per_unit": 10},
     "research.snap": {"base": 0, "per_unit": 30},  # held up to budget_credits (see billing/prices.py)
     "research.ponder": {"base": 0, "per_unit": 100},
+    "import": {"base": 0, "per_unit": 5},  # units = started 1,000 rows (graphs.services.imports)
     "search": {"base": 0, "per_unit": 0},
     "graph": {"base": 0, "per_unit": 0},
     "list": {"base": 0, "per_unit": 0},

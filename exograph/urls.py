@@ -9,6 +9,7 @@ from exograph.chat.urls import api_urlpatterns as chat_api
 from exograph.core import views as core_views
 from exograph.documents.urls import api_urlpatterns as documents_api
 from exograph.graphs import api as graphs_api
+from exograph.graphs import api_import as graphs_api_import
 from research.urls import api_urlpatterns as research_api
 
 api_v1 = [
@@ -20,6 +21,7 @@ api_v1 = [
     path("graphs/<str:graph_id>/explore/", graphs_api.GraphExploreApi.as_view(), name="graph-explore"),
     path("graphs/<str:graph_id>/overview/", graphs_api.GraphOverviewApi.as_view(), name="graph-overview"),
     path("graphs/<str:graph_id>/export/", graphs_api.GraphExportApi.as_view(), name="graph-export"),
+    path("graphs/<str:graph_id>/import/", graphs_api_import.GraphImportApi.as_view(), name="graph-import"),
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -132,6 +132,39 @@ def graphs_export(graph_id: str, fmt: str) -> Call:
     return Call("GET", f"/api/v1/graphs/{_segment(graph_id)}/export/", params={"format": export_format(fmt)})
 
 
+IMPORT_FORMATS = ("jsonl", "csv")
+
+
+def graphs_import(
+    graph_id: str,
+    source: str | os.PathLike[str] | None,
+    *,
+    content: str | None,
+    fmt: str | None,
+    dry_run: bool,
+    idempotency_key: str | None,
+) -> Call:
+    """POST /graphs/{id}/import/ with the batch as text: `content`, or the file at `source` (read as UTF-8). The
+    format is `fmt`, else the file's extension (.jsonl/.ndjson or .csv)."""
+    if (content is None) == (source is None):
+        raise ValueError("pass the batch as content= or as a path, one of them.")
+    if source is not None:
+        path = Path(source)
+        content = path.read_text(encoding="utf-8-sig")
+        if fmt is None:
+            suffix = path.suffix.lower().lstrip(".")
+            fmt = "jsonl" if suffix in ("jsonl", "ndjson") else suffix
+    if fmt not in IMPORT_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(IMPORT_FORMATS)}; got {str(fmt)[:40]!r}.")
+    return Call(
+        "POST",
+        f"/api/v1/graphs/{_segment(graph_id)}/import/",
+        json={"format": fmt, "content": content, "dry_run": True if dry_run else None},
+        paid=not dry_run,
+        idempotency_key=idempotency_key,
+    )
+
+
 def documents_upload(
     source: str | os.PathLike[str] | bytes | None,
     *,

@@ -26,6 +26,7 @@ from exograph_client.models import (
     DocumentSummary,
     Entity,
     Graph,
+    ImportResult,
     Quote,
     Report,
     ResearchSession,
@@ -161,6 +162,36 @@ class Graphs:
             for chunk in self.iter_export(graph_id, format):
                 out.write(chunk)
         return b""
+
+    def import_facts(
+        self,
+        graph_id: str,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        content: str | None = None,
+        format: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ImportResult:
+        """Import triples (subject, predicate, object[, source, evidence, ...]) into a private graph: a JSONL or CSV
+        file (format from its extension) or `content` with `format`; a graph's own export reads back too.
+        Charged per started 1,000 rows (an Idempotency-Key makes retries safe); a bad row raises
+        InvalidRequestError whose extra carries its `line`."""
+        call = _core.graphs_import(
+            graph_id, path, content=content, fmt=format, dry_run=False, idempotency_key=idempotency_key
+        )
+        return ImportResult.model_validate(self._client.call(call))
+
+    def quote_import(
+        self,
+        graph_id: str,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        content: str | None = None,
+        format: str | None = None,
+    ) -> Quote:
+        """What importing the batch would cost (dry run: every row validated, nothing charged or written)."""
+        call = _core.graphs_import(graph_id, path, content=content, fmt=format, dry_run=True, idempotency_key=None)
+        return Quote.model_validate(self._client.call(call))
 
 
 class Documents:

@@ -98,6 +98,23 @@ class Quote(Model):
     refusal: dict[str, Any] | None = None
 
 
+class ImportResult(Model):
+    """What an import wrote: rows (triples and entity records), the entities it names and how many of them the
+    graph already held, the sources written (one document each) and the charge."""
+
+    graph_id: str
+    format: str
+    rows: int
+    triples: int
+    entity_records: int = 0
+    entities: int = 0
+    entities_joined: int = 0
+    documents_written: int = 0
+    documents_unchanged: int = 0
+    credits_charged: int = 0
+    balance: int = 0
+
+
 # --- search, evidence ------------------------------------------------------------------------------
 
 

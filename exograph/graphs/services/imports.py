@@ -1,0 +1,564 @@
+"""Import of facts into a private graph: triples (subject, predicate, object, optional source and evidence text)
+as JSON Lines or CSV, or a graph's own export (jsonl or csv) read back.
+
+The whole batch is read and validated before anything is charged or written: a bad row refuses the batch with its
+line number (400 invalid_import_row, `line` and `field` in the envelope). Priced per started 1,000 rows (action
+"import", billing/prices.py): a triple or an entity record is a row; a dry run quotes it.
+
+What a batch becomes: one store document per source (rows without a source share one, named after the import),
+written by graphs.services.ingest.graph_document_write like any document's knowledge, so facts are found by the
+search, walked by graph mode and cited by chat with their source as provenance (the Document node's title,
+source_url when the source is a URL, source_type "import"). Each distinct evidence text is a passage (chunk) of
+its source; a triple without evidence gets its own sentence ("Subject predicate object.") as passage, so the fact
+itself is searchable. The passage mentions both ends and is the relation's evidence.
+
+Entities are resolved against what the graph already holds, as the store resolves names (store_entity_find: the
+stable id of name and type, else the same normalised name, else an alias): a subject that names an entity already
+in the graph joins that entity (its name and type; the imported spelling becomes an alias) instead of making a
+second one. Rows that name one thing alike (same normalised name and type) are one entity, as in documents.
+
+A store document's id is a digest of the graph, the source and the rows: importing the same rows again changes
+nothing (a document already there is left as it is). If a write fails part-way, the documents this import wrote
+are removed again and the charge is refunded: nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import logging
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from exograph.accounts.models import User
+from exograph.core.errors import ValidationError
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.embeddings import chunk_embedding_text
+from exograph.graphs.models import Graph
+from exograph.graphs.selectors import embedder_check, graph_get_for_user
+from exograph.graphs.services.ingest import graph_document_remove, graph_document_write
+from exograph.graphs.types import (
+    MAX_NAME_LENGTH,
+    ChunkIn,
+    EntityIn,
+    MentionIn,
+    RelationIn,
+    entity_id_for,
+    normalize_name,
+    normalize_type,
+)
+
+logger = logging.getLogger(__name__)
+
+IMPORT_ACTION = "import"
+IMPORT_FORMATS = ("jsonl", "csv")
+ROWS_PER_UNIT = 1000
+MAX_ROWS = 50_000
+MAX_PREDICATE = 100
+MAX_EVIDENCE = 10_000
+MAX_SOURCE = 255
+DEFAULT_TYPE = "concept"
+LIST_SEPARATOR = "|"  # the export's CSV lists
+TRIPLE_FIELDS = ("subject", "predicate", "object", "source", "evidence", "subject_type", "object_type", "page")
+EXPORT_RECORDS = ("graph", "document", "entity", "relation", "passage")
+
+
+@dataclass
+class _Triple:
+    line: int
+    subject: str
+    predicate: str
+    object: str
+    subject_type: str | None = None
+    object_type: str | None = None
+    source: str = ""
+    evidence: str = ""
+    page: int | None = None
+    weight: int = 1
+
+
+@dataclass
+class _Declared:
+    line: int
+    name: str
+    type: str
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass
+class _Source:
+    """One store document of the import: its passages (text -> page), entities, mentions and relations."""
+
+    name: str
+    passages: dict[str, int | None] = field(default_factory=dict)
+    triples: list[_Triple] = field(default_factory=list)
+    declared: list[_Declared] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PreparedImport:
+    graph: Graph
+    format: str
+    rows: int
+    triples: list[_Triple]
+    declared: list[_Declared]
+
+    @property
+    def units(self) -> int:
+        """Billing units: started thousands of rows."""
+        return max(1, math.ceil(self.rows / ROWS_PER_UNIT))
+
+
+def _bad(line: int, message: str, *, field_name: str = "") -> ValidationError:
+    return ValidationError(
+        f"Line {line}: {message} Nothing was imported.",
+        code="invalid_import_row",
+        hint="Fix that row and send the whole batch again (rows: subject, predicate, object, optional source, "
+        "evidence, subject_type, object_type, page).",
+        extra={"line": line, **({"field": field_name} if field_name else {})},
+    )
+
+
+def _text(value: Any, *, line: int, name: str, required: bool, limit: int) -> str:
+    if value is None or value == "":
+        if required:
+            raise _bad(line, f"`{name}` is missing or empty.", field_name=name)
+        return ""
+    if not isinstance(value, str):
+        raise _bad(line, f"`{name}` must be text.", field_name=name)
+    text = " ".join(value.replace("\x00", "").split())
+    if required and not text:
+        raise _bad(line, f"`{name}` is empty.", field_name=name)
+    if len(text) > limit:
+        raise _bad(line, f"`{name}` is longer than {limit} characters.", field_name=name)
+    return text
+
+
+def _page(value: Any, *, line: int) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _bad(line, "`page` must be a whole number of at least 1.", field_name="page")
+    try:
+        page = int(str(value).strip())
+    except ValueError:
+        raise _bad(line, "`page` must be a whole number of at least 1.", field_name="page") from None
+    if page < 1:
+        raise _bad(line, "`page` must be a whole number of at least 1.", field_name="page")
+    return page
+
+
+def _triple(values: dict[str, Any], line: int) -> _Triple:
+    unknown = sorted(set(values) - set(TRIPLE_FIELDS))
+    if unknown:
+        raise _bad(line, f"unknown field {unknown[0][:40]!r} (fields: {', '.join(TRIPLE_FIELDS)}).")
+    predicate = _text(values.get("predicate"), line=line, name="predicate", required=True, limit=MAX_PREDICATE)
+    if not re.search(r"[^\W_]", predicate):
+        raise _bad(line, "`predicate` has no letter or digit.", field_name="predicate")
+    types = {}
+    for name in ("subject_type", "object_type"):
+        kind = _text(values.get(name), line=line, name=name, required=False, limit=64)
+        types[name] = kind or None
+    subject = _text(values.get("subject"), line=line, name="subject", required=True, limit=MAX_NAME_LENGTH)
+    obj = _text(values.get("object"), line=line, name="object", required=True, limit=MAX_NAME_LENGTH)
+    if normalize_name(subject) == normalize_name(obj):
+        raise _bad(line, "`subject` and `object` name the same entity.", field_name="object")
+    return _Triple(
+        line=line,
+        subject=subject,
+        object=obj,
+        predicate=predicate,
+        subject_type=types["subject_type"],
+        object_type=types["object_type"],
+        source=_text(values.get("source"), line=line, name="source", required=False, limit=MAX_SOURCE),
+        evidence=_text(values.get("evidence"), line=line, name="evidence", required=False, limit=MAX_EVIDENCE),
+        page=_page(values.get("page"), line=line),
+    )
+
+
+class _ExportReader:
+    """A graph's own export (jsonl records or csv rows with a `record` column) as entity records and triples."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, str] = {}  # document id -> its source name (title, else file name)
+        self.passages: dict[str, tuple[str, int | None]] = {}  # chunk id -> (text, page)
+        self.entities: dict[str, _Declared] = {}  # entity id in the export -> record
+        self.relations: list[tuple[int, dict[str, Any]]] = []
+
+    def add(self, record: dict[str, Any], line: int) -> None:
+        kind = record.get("record")
+        if kind == "document":
+            doc_id = str(record.get("id") or "")
+            name = str(record.get("title") or record.get("filename") or "")
+            self.documents[doc_id] = " ".join(name.split())[:MAX_SOURCE]
+        elif kind == "passage":
+            self.passages[str(record.get("chunk_id") or "")] = (
+                str(record.get("text") or "")[:MAX_EVIDENCE],
+                _page(record.get("page"), line=line),
+            )
+        elif kind == "entity":
+            eid = _text(record.get("id"), line=line, name="id", required=True, limit=200)
+            aliases = record.get("aliases") or []
+            if isinstance(aliases, str):
+                aliases = [a for a in aliases.split(LIST_SEPARATOR) if a.strip()]
+            if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                raise _bad(line, "`aliases` must be a list of names.", field_name="aliases")
+            docs = record.get("document_ids") or []
+            if isinstance(docs, str):
+                docs = [d for d in docs.split(LIST_SEPARATOR) if d]
+            self.entities[eid] = _Declared(
+                line=line,
+                name=_text(record.get("name"), line=line, name="name", required=True, limit=MAX_NAME_LENGTH),
+                type=_text(record.get("type"), line=line, name="type", required=False, limit=64) or DEFAULT_TYPE,
+                description=_text(record.get("description"), line=line, name="description", required=False, limit=2000),
+                aliases=tuple(" ".join(a.split())[:MAX_NAME_LENGTH] for a in aliases if a.strip()),
+                source=str(docs[0]) if docs else "",
+            )
+        elif kind == "relation":
+            self.relations.append((line, record))
+        elif kind != "graph":
+            raise _bad(line, f"unknown record {str(kind)[:40]!r} (records: {', '.join(EXPORT_RECORDS)}).")
+
+    def finish(self) -> tuple[list[_Triple], list[_Declared]]:
+        declared = []
+        for entity in self.entities.values():
+            entity.source = self.documents.get(entity.source, "")
+            declared.append(entity)
+        triples = []
+        for line, record in self.relations:
+            ends = []
+            for name in ("source", "target"):
+                eid = str(record.get(name) or "")
+                if eid not in self.entities:
+                    raise _bad(
+                        line, f"the relation's {name} {eid[:60]!r} is no entity record of this file.", field_name=name
+                    )
+                ends.append(self.entities[eid])
+            predicate = _text(record.get("type"), line=line, name="type", required=True, limit=MAX_PREDICATE)
+            chunk_ids = record.get("chunk_ids") or []
+            if isinstance(chunk_ids, str):
+                chunk_ids = [c for c in chunk_ids.split(LIST_SEPARATOR) if c]
+            evidence, page, source = "", None, ""
+            for item in record.get("evidence") or []:
+                if isinstance(item, dict) and item.get("chunk_id") in self.passages:
+                    evidence, page = self.passages[item["chunk_id"]]
+                    source = self.documents.get(str(item.get("document_id") or ""), "")
+                    break
+            if not source:
+                docs = record.get("document_ids") or []
+                if isinstance(docs, str):
+                    docs = [d for d in docs.split(LIST_SEPARATOR) if d]
+                source = self.documents.get(str(docs[0]), "") if docs else ""
+            strength = record.get("strength")
+            try:
+                weight = 1 if strength is None or strength == "" else max(1, int(strength))
+            except (TypeError, ValueError):
+                raise _bad(line, "`strength` must be a whole number.", field_name="strength") from None
+            triples.append(
+                _Triple(
+                    line=line,
+                    subject=ends[0].name,
+                    subject_type=ends[0].type,
+                    predicate=predicate,
+                    object=ends[1].name,
+                    object_type=ends[1].type,
+                    source=source,
+                    evidence=" ".join(evidence.split()),
+                    page=page,
+                    weight=weight,
+                )
+            )
+        return triples, declared
+
+
+def _jsonl_records(content: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, raw in enumerate(content.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise _bad(number, "not a JSON object.") from None
+        if not isinstance(value, dict):
+            raise _bad(number, "not a JSON object.")
+        yield number, value
+
+
+def _csv_records(content: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(content, newline=""))
+    try:
+        header = reader.fieldnames
+    except csv.Error as exc:
+        raise _bad(1, f"not CSV ({exc}).") from None
+    if not header:
+        raise _bad(1, "the CSV has no header row (subject,predicate,object[,source,evidence,...]).")
+    if "record" not in header:
+        unknown = [name for name in header if name not in TRIPLE_FIELDS]
+        if unknown:
+            raise _bad(1, f"unknown column {unknown[0][:40]!r} (columns: {', '.join(TRIPLE_FIELDS)}).")
+    try:
+        for row in reader:
+            if None in row:
+                raise _bad(reader.line_num, "more values than columns.")
+            if not any((value or "").strip() for value in row.values()):
+                continue
+            if "record" in header:
+                yield reader.line_num, {k: v for k, v in row.items() if v not in (None, "")}
+            else:
+                yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    except csv.Error as exc:
+        raise _bad(reader.line_num, f"not CSV ({exc}).") from None
+
+
+def import_parse(*, content: str, fmt: str) -> tuple[list[_Triple], list[_Declared], int]:
+    """(triples, entity records, rows) of a batch, every row validated. Raises ValidationError naming the line."""
+    if fmt not in IMPORT_FORMATS:
+        raise ValidationError(
+            f"Unknown import format {fmt[:40]!r}; accepted: {', '.join(IMPORT_FORMATS)}.",
+            code="invalid_import_format",
+            hint="Send format jsonl or csv.",
+        )
+    records = _jsonl_records(content) if fmt == "jsonl" else _csv_records(content)
+    triples: list[_Triple] = []
+    export = _ExportReader()
+    rows = 0
+    for line, record in records:
+        rows += 1
+        if rows > MAX_ROWS:
+            raise _bad(line, f"a batch holds at most {MAX_ROWS:,} rows; split the file.")
+        if "record" in record:
+            export.add(record, line)
+        else:
+            triples.append(_triple(record, line))
+    more, declared = export.finish()
+    triples.extend(more)
+    counted = len(triples) + len(declared)
+    if not counted:
+        raise ValidationError(
+            "The batch holds no triple.", code="empty_import", hint="Send at least one subject, predicate, object row."
+        )
+    return triples, declared, counted
+
+
+def graph_import_prepare(*, actor: User, graph_id: str, content: str, fmt: str) -> PreparedImport:
+    """Check the graph is the actor's own private graph and read the batch. Raises NotFound, PermissionDenied,
+    ValidationError (the graph is world-scope; a bad row, with its line)."""
+    graph = graph_get_for_user(user=actor, graph_id=graph_id, write=True)
+    if graph.scope != Scope.PRIVATE or graph.is_world:
+        raise ValidationError(
+            f"Graph {graph.id} is shared (world scope): facts import only into a private graph.",
+            code="graph_not_private",
+            hint="Create a private graph (POST /api/v1/graphs/) and import into it.",
+        )
+    triples, declared, rows = import_parse(content=content, fmt=fmt)
+    return PreparedImport(graph=graph, format=fmt, rows=rows, triples=triples, declared=declared)
+
+
+def graph_import_quote(*, actor: User, prepared: PreparedImport) -> dict[str, Any]:
+    """The dry run's answer: the price of the batch and whether it is covered, with its counts. Pure read."""
+    from billing.services import credits_quote, quote_out
+
+    quote = credits_quote(account=actor, action=IMPORT_ACTION, units=prepared.units)
+    return {**quote_out(quote), **_counts(prepared)}
+
+
+def _counts(prepared: PreparedImport) -> dict[str, Any]:
+    return {
+        "graph_id": prepared.graph.id,
+        "format": prepared.format,
+        "rows": prepared.rows,
+        "triples": len(prepared.triples),
+        "entity_records": len(prepared.declared),
+    }
+
+
+def _resolve(
+    graph: Graph, names: dict[tuple[str, str], str | None]
+) -> tuple[dict[tuple[str, str], tuple[str, str]], int]:
+    """(key, requested type) -> (name, type) to write under, and how many joined an entity the graph held."""
+    resolved: dict[tuple[str, str], tuple[str, str]] = {}
+    joined = 0
+    found_ids: dict[tuple[str, str], str] = {}
+    for (key, kind), surface in names.items():
+        found = store.store_entity_find(
+            graph.store_name, entity_id=entity_id_for(surface or key, kind or DEFAULT_TYPE), key=key
+        )
+        if found:
+            found_ids[(key, kind)] = found
+    held = store.store_entities(graph.store_name, sorted(set(found_ids.values())))
+    for pair, surface in names.items():
+        entity = held.get(found_ids.get(pair, ""))
+        if entity and entity["name"]:
+            resolved[pair] = (entity["name"], entity["type"] or DEFAULT_TYPE)
+            joined += 1
+        else:
+            resolved[pair] = (surface or pair[0], pair[1] or DEFAULT_TYPE)
+    return resolved, joined
+
+
+def _sentence(triple: _Triple) -> str:
+    predicate = triple.predicate.replace("_", " ")
+    if predicate.isupper():
+        predicate = predicate.lower()
+    return f"{triple.subject} {predicate} {triple.object}."
+
+
+def _document_id(graph: Graph, source: _Source) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"{graph.id}\x1f{source.name}".encode())
+    for t in source.triples:
+        digest.update(
+            f"\x1e{t.subject}\x1f{t.subject_type}\x1f{t.predicate}\x1f{t.object}\x1f{t.object_type}"
+            f"\x1f{t.evidence}\x1f{t.page}\x1f{t.weight}".encode()
+        )
+    for d in source.declared:
+        digest.update(f"\x1d{d.name}\x1f{d.type}\x1f{d.description}\x1f{'|'.join(d.aliases)}".encode())
+    return "imp_" + digest.hexdigest()[:32]
+
+
+def graph_import(*, actor: User, prepared: PreparedImport, idempotency_key: str) -> dict[str, Any]:
+    """Charge the batch (per started 1,000 rows, once per idempotency_key), resolve its entities against the graph
+    and write it, one store document per source. On a failed write the documents written are removed and the
+    charge refunded. Returns the counts, credits_charged and balance. Raises InsufficientCredits (402),
+    KeyCapReached (403), ServiceUnavailable (503: the store), with nothing written or kept charged."""
+    from billing.services import credits_charge, credits_refund
+
+    graph = prepared.graph
+    embedder = embedder_check(graph=graph)
+    names: dict[tuple[str, str], str | None] = {}
+
+    def wanted(name: str, kind: str | None) -> tuple[str, str]:
+        pair = (normalize_name(name), normalize_type(kind) if kind else "")
+        names.setdefault(pair, name)
+        return pair
+
+    sources: dict[str, _Source] = {}
+    for triple in prepared.triples:
+        wanted(triple.subject, triple.subject_type)
+        wanted(triple.object, triple.object_type)
+        sources.setdefault(triple.source, _Source(name=triple.source)).triples.append(triple)
+    for entity in prepared.declared:
+        wanted(entity.name, entity.type)
+        sources.setdefault(entity.source, _Source(name=entity.source)).declared.append(entity)
+
+    charge = credits_charge(
+        account=actor,
+        action=IMPORT_ACTION,
+        units=prepared.units,
+        idempotency_key=idempotency_key,
+        reference=f"import into {graph.id}",
+    )
+    written: list[str] = []
+    try:
+        resolved, joined = _resolve(graph, names)
+        unchanged = 0
+        existing = set(store.store_document_names(graph.store_name, [_document_id(graph, s) for s in sources.values()]))
+        for source in sources.values():
+            document_id = _document_id(graph, source)
+            if document_id in existing:
+                unchanged += 1
+                continue
+            _source_write(graph, source, document_id, resolved, actor, embedder)
+            written.append(document_id)
+    except BaseException:
+        for document_id in written:
+            try:
+                graph_document_remove(graph=graph, document_id=document_id)
+            except Exception:  # the store is down: the sweep cannot know it; logged with the ids
+                logger.exception("import into %s: could not remove document %s again", graph.id, document_id)
+        credits_refund(account=actor, charge_key=idempotency_key, reason="import not written")
+        raise
+    logger.info(
+        "import into graph %s: %d rows, %d documents written, %d unchanged, %d entities joined",
+        graph.id,
+        prepared.rows,
+        len(written),
+        unchanged,
+        joined,
+    )
+    return {
+        **_counts(prepared),
+        "entities": len(names),
+        "entities_joined": joined,
+        "documents_written": len(written),
+        "documents_unchanged": unchanged,
+        "credits_charged": charge.credits_charged,
+        "balance": charge.balance,
+    }
+
+
+def _source_write(
+    graph: Graph,
+    source: _Source,
+    document_id: str,
+    resolved: dict[tuple[str, str], tuple[str, str]],
+    actor: User,
+    embedder: Any,
+) -> None:
+    def end(name: str, kind: str | None) -> tuple[str, str]:
+        return resolved[(normalize_name(name), normalize_type(kind) if kind else "")]
+
+    passages: dict[str, int] = {}
+    pages: dict[str, int | None] = {}
+    for triple in source.triples:
+        text = triple.evidence or _sentence(triple)
+        if text not in passages:
+            passages[text] = len(passages)
+            pages[text] = triple.page
+    texts = list(passages)
+    vectors = embedder.embed([chunk_embedding_text(text, title=source.name) for text in texts]) if texts else []
+    chunks = [
+        ChunkIn(id=f"{document_id}:{i}", text=text, page=pages[text], ordinal=i, embedding=list(vector))
+        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+    ]
+    entities: list[EntityIn] = []
+    for declared in source.declared:
+        name, kind = end(declared.name, declared.type)
+        aliases = tuple(a for a in (declared.name, *declared.aliases) if a != name)
+        entities.append(EntityIn(name=name, type=kind, description=declared.description, aliases=aliases))
+    mentions: list[MentionIn] = []
+    relations: list[RelationIn] = []
+    for triple in source.triples:
+        chunk_id = f"{document_id}:{passages[triple.evidence or _sentence(triple)]}"
+        subject, subject_type = end(triple.subject, triple.subject_type)
+        obj, object_type = end(triple.object, triple.object_type)
+        for name, kind, surface in ((subject, subject_type, triple.subject), (obj, object_type, triple.object)):
+            if surface != name:  # the imported spelling of an entity the graph held: an alias of it
+                entities.append(EntityIn(name=name, type=kind, aliases=(surface,)))
+            mentions.append(MentionIn(chunk_id=chunk_id, entity_name=name, entity_type=kind))
+        relations.append(
+            RelationIn(
+                source_name=subject,
+                source_type=subject_type,
+                target_name=obj,
+                target_type=object_type,
+                type=triple.predicate,
+                chunk_ids=(chunk_id,),
+                weight=triple.weight,
+            )
+        )
+    is_url = source.name.startswith(("http://", "https://"))
+    graph_document_write(
+        graph=graph,
+        document_id=document_id,
+        filename=source.name or "import",
+        contributor=actor,
+        chunks=chunks,
+        entities=entities,
+        mentions=mentions,
+        relations=relations,
+        provenance={
+            "title": source.name or "Imported facts",
+            "source_url": source.name if is_url else "",
+            "source_type": "import",
+            "published": "",
+        },
+    )
