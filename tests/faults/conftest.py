@@ -29,7 +29,10 @@ from kombu import Connection
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.env import redis_db_url
 from exograph.core.supervisor import ProcessService, StopStep
-from tests.graphs.conftest import write_doc  # noqa: F401 (the graph-writing fixture, for the graph store tests)
+from tests.graphs.conftest import (  # noqa: F401 (fixtures: graph writing, throwaway store servers)
+    store_servers,
+    write_doc,
+)
 
 # Variables of the session's own services; a fault test's processes get the throwaway server's instead.
 SESSION_ENV_VARS = ("DATABASE_URL", "REDIS_URL", "FALKORDB_URL", "CELERY_BROKER_URL", "RATELIMIT_REDIS_URL")
@@ -123,6 +126,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
         stop_steps: tuple[StopStep, ...] = (StopStep(signal.SIGQUIT, 30.0),),
         extra_env: dict[str, str] | None = None,
         command: str = "worker",
+        concurrency: int = 2,
     ) -> WorkerProcess:
         index = len(workers)
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
@@ -145,7 +149,7 @@ def start_worker(short_tmp: Path) -> Iterator[Callable[..., WorkerProcess]]:
             args = [
                 sys.executable, "-m", "celery", "-A", "exograph", "worker",
                 "--include", "tests.faults.tasks", "-Q", queues,
-                "--pool", "prefork", "--concurrency", "2", "--without-gossip", "--without-mingle",
+                "--pool", "prefork", "--concurrency", str(concurrency), "--without-gossip", "--without-mingle",
                 "-l", "info", "-n", f"fault-{os.getpid()}-{index}@%h",
             ]  # fmt: skip
             ready = " ready."
