@@ -10,8 +10,9 @@ trivial work, layered:
 - plain:                 no authentication, no throttle, no charge (the baseline);
 - auth:                  API-key authentication only;
 - auth_ratelimit:        + the per-account Redis rate limit (the project's defaults);
-- auth_ratelimit_charge: + a real 3-credit charge through billing.metering.metered_response
-                         (conditional UPDATE + ledger row, one committed transaction);
+- auth_ratelimit_charge: + a real 3-credit charge: the door's Meter (dry_run, Idempotency-Key) over a
+                         use case that charges under the request's money key, as chat does
+                         (conditional UPDATE + ledger row, one committed statement);
 - ..._async_commit:      the same with BILLING_CHARGE_SYNC_COMMIT=0 (no wait for the WAL fsync).
 
 The variants take turns request by request so drift hits all alike. Writes bench/results/billing.json
@@ -36,6 +37,7 @@ from bench.common import percentile, postgres_database_ensure, start_services  #
 
 WARMUP = int(os.environ.get("BENCH_WARMUP", "200"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "2000"))
+PROFILE = int(os.environ.get("BENCH_PROFILE", "0"))  # > 0: also profile that many metered requests
 TARGET_P50_MS = 2.0
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/exograph_bench"
 
@@ -75,8 +77,8 @@ def run(tmp: Path) -> int:
     from rest_framework.test import APIClient
     from rest_framework.views import APIView
 
-    from billing.metering import metered_response
-    from billing.services import credit_balance, credits_grant_admin
+    from billing.metering import Meter
+    from billing.services import credit_balance, credits_charge, credits_grant_admin
     from exograph.accounts.authentication import ApiKeyAuthentication
     from exograph.accounts.services import api_key_create, user_create
 
@@ -99,10 +101,16 @@ def run(tmp: Path) -> int:
         def post(self, request: Request) -> Response:
             return Response({"ok": True}, status=200)
 
+    def trivial_paid(*, actor: Any, idempotency_key: str) -> dict[str, Any]:
+        """A metered use case doing nothing but its charge (chat.snap, 3 credits)."""
+        charge = credits_charge(account=actor, action="chat.snap", idempotency_key=idempotency_key)
+        return {"ok": True, "credits_charged": charge.credits_charged, "balance": charge.balance}
+
     class MeteredApi(APIView):
         def post(self, request: Request) -> Response:
-            return metered_response(  # type: ignore[return-value]
-                request, endpoint="bench.metered", action="chat.snap", perform=lambda meter: ({"ok": True}, 200)
+            meter = Meter.from_request(request, endpoint="bench.metered")
+            return meter.run(  # type: ignore[return-value]
+                lambda key: (trivial_paid(actor=meter.account, idempotency_key=key), 200)
             )
 
     module = sys.modules[__name__]
@@ -149,6 +157,25 @@ def run(tmp: Path) -> int:
                     times[name].append(elapsed)
         charged = before - credit_balance(account=user)
         assert charged == 3 * 2 * (WARMUP + REQUESTS), charged
+        if PROFILE:  # where a metered request's time goes (cProfile; its own run after the timed one)
+            import cProfile
+            import io
+            import pstats
+
+            profiler = cProfile.Profile()
+            settings.BILLING_CHARGE_SYNC_COMMIT = True
+            profiler.enable()
+            for _ in range(PROFILE):
+                client.post("/metered/")
+            profiler.disable()
+            text = io.StringIO()
+            stats = pstats.Stats(profiler, stream=text).strip_dirs()
+            stats.sort_stats("cumulative").print_stats(60)
+            stats.sort_stats("tottime").print_stats(40)
+            (ROOT / "bench" / "results" / "billing-profile.txt").write_text(
+                f"# cProfile of {PROFILE} requests to the metered endpoint (auth + rate limit + charge)\n"
+                + text.getvalue()
+            )
     finally:
         connection.creation.destroy_test_db(db_name, verbosity=0)
 

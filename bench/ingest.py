@@ -155,7 +155,7 @@ def run() -> None:  # noqa: PLR0915
             document, _ = services.document_create(
                 actor=user,
                 prepared=prepared,
-                charge=services.document_charge_direct(actor=user, key=f"bench:{uuid.uuid4().hex}"),
+                idempotency_key=f"bench:{uuid.uuid4().hex}",
             )
         except ExoGraphError as exc:
             row.update(refused=exc.code, seconds=round(time.perf_counter() - start, 3))

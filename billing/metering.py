@@ -1,48 +1,26 @@
-"""Metering for REST endpoints that cost credits: dry runs, charges, Idempotency-Key replays.
+"""The HTTP side of paid endpoints: `dry_run`, `Idempotency-Key`, and the stored answer a retry gets back.
 
-For the documents, chat and research endpoints. Two ways in:
-
-1. Simple (charge first, then work; chat):
-
-    from billing.metering import metered_response
-
-    def post(self, request):
-        data = validated(self.InputSerializer, request.data)
-        return metered_response(
-            request, endpoint="chat.messages.create", action=f"chat.{data['model']}",
-            perform=lambda meter: (chat_message_send(actor=meter.account, ...), 201),
-        )
-
-   `perform(meter)` returns (JSON-able dict, HTTP status). The answer gets `credits_charged`
-   and `balance` added. If perform raises, the charge is refunded and the error answered.
-
-2. Full control (work out the units first, charge inside your own transaction, or hold):
+Money is not here. Each metered use case is one service that takes an idempotency key and quotes, charges or
+holds, does the work, and refunds or releases, in one place (documents.services.document_upload and
+document_retry, chat.metered.chat_message_send_metered, research.services.research_session_create); its
+`*_quote` service answers a dry run with the decision the charge takes (balance, the API key's monthly cap,
+limits). A paid REST view reads the request with `Meter`, then calls one of the two:
 
     from billing.metering import Meter
 
     def post(self, request):
         meter = Meter.from_request(request, endpoint="documents.upload")   # 400 on a bad header/flag
-        pages = count_pages(upload)                                          # read the file first
+        prepared = document_upload_prepare(actor=meter.account, ...)        # validate, count pages
         if meter.dry_run:
-            return meter.quote_response(action="upload", units=pages, extra={"pages": pages})
+            return Response(upload_quote_out(document_upload_quote(actor=meter.account, prepared=prepared)))
+        return meter.run(lambda key: upload_out(document_upload(actor=meter.account, prepared=prepared,
+                                                                idempotency_key=key)))
 
-        def perform(meter: Meter) -> tuple[dict, int]:
-            with transaction.atomic():
-                doc = document_create(actor=meter.account, ...)
-                meter.charge(action="upload", units=pages, reference=f"document {doc.id}")
-            return DocumentOut(doc).data, 201
-            # research: meter.hold(amount=price_for(f"research.{model}", max_cost=budget)) instead
-
-        return meter.run(perform)
-
-   `meter.charge_key` is the idempotency key of the charge (and of a hold): store it to refund
-   later (`credits_refund(account=..., charge_key=meter.charge_key, reason=...)`, e.g. when an
-   ingest task fails) or keep the returned Hold for `credits_capture` (with a stable key from your
-   ids, e.g. ``f"research:{session.id}:step:{step.id}"``), `credits_hold_touch` (long work between
-   captures) and `credits_release`.
-
-For a hold, `credits_charged` counts the reserved credits and `credits_held` says how many of
-them are a reservation (captured step by step, the rest released; see billing.services.holds).
+`meter.run(work)` calls `work(key)` at most once per Idempotency-Key and answers its (JSON body, status).
+`key` is the money key of this request, the one the service charges or holds under: `<endpoint>:<claim id>`
+for a claimed Idempotency-Key (a dead claim is settled by looking its charge up), a fresh
+`<endpoint>:<uuid>` without the header. Web forms reach the same services with their form token as the
+Idempotency-Key (billing/web.py); tasks call the services with keys derived from their ids.
 
 `dry_run=true` (query string or body) answers ``{"dry_run": true, "credits_needed", "balance",
 "covered", ...extra}`` and changes nothing. `Idempotency-Key: <≤200 printable chars>` stores the
@@ -58,7 +36,7 @@ BILLING_IDEMPOTENCY_STALE_SECONDS pass (then the key runs again). A retry must b
 first one's fingerprint (method, path, query and a digest of the parsed body, files by their
 bytes) is stored with it, and the key reused for a different request answers 422
 `idempotency_key_reused`. An error answer is not stored and its charge is refunded, so the
-same key may be retried after fixing the cause.
+same key may be retried after fixing the cause (the service refunded or released what it took).
 """
 
 from __future__ import annotations
@@ -83,21 +61,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from billing.models import CreditEntry, EntryKind, Hold, IdempotencyStatus, IdempotentRequest
-from billing.services.holds import credits_hold, credits_release
-from billing.services.ledger import (
-    ChargeResult,
-    _check_key,
-    credit_balance,
-    credits_charge,
-    credits_quote,
-    credits_refund,
-    ledger_key,
-    quote_out,
-)
+from billing.models import CreditEntry, EntryKind, IdempotencyStatus, IdempotentRequest
+from billing.services.ledger import _check_key, ledger_key
 from exograph.accounts.models import User
 from exograph.core.api import actor_of, error_body
-from exograph.core.errors import Conflict, ExoGraphError, NotFound, ValidationError
+from exograph.core.errors import Conflict, ExoGraphError, ValidationError
 from exograph.core.leases import LeaseKind, lease_expired, lease_hold, lease_kind_register
 from exograph.core.models import Lease
 
@@ -115,7 +83,8 @@ lease_kind_register(
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
-Perform = Callable[["Meter"], tuple[dict[str, Any], int]]
+# work(charge_key) -> (JSON-able body, HTTP status): the use case, called by Meter.run at most once per key.
+Work = Callable[[str], tuple[dict[str, Any], int]]
 
 
 def dry_run_value(raw: Any) -> bool:
@@ -215,7 +184,8 @@ def parse_idempotency_key(request: Request) -> str | None:
 
 
 class Meter:
-    """One metered request: what it charged, and its Idempotency-Key bookkeeping."""
+    """One paid request as HTTP sees it: its dry_run flag, its Idempotency-Key, and the money key its service
+    charges under. It charges nothing itself."""
 
     def __init__(
         self, *, account: User, endpoint: str, dry_run: bool, idempotency_key: str | None, fingerprint: str = ""
@@ -226,11 +196,6 @@ class Meter:
         self.idempotency_key = idempotency_key
         self.fingerprint = fingerprint
         self.charge_key = f"{endpoint}:{uuid.uuid4().hex}"
-        self.credits_charged = 0  # charges plus credits reserved by holds
-        self.credits_held = 0
-        self.balance: int | None = None
-        self._charge_keys: list[str] = []
-        self._holds: list[Hold] = []
 
     @classmethod
     def from_request(cls, request: Request, *, endpoint: str) -> Meter:
@@ -243,74 +208,6 @@ class Meter:
             idempotency_key=key,
             fingerprint=request_fingerprint(request) if key is not None and not dry_run else "",
         )
-
-    # --- dry run ---------------------------------------------------------------------
-
-    def quote_response(
-        self, *, action: str, units: int = 1, max_cost: int | None = None, extra: dict[str, Any] | None = None
-    ) -> Response:
-        """The dry-run answer: what it would cost and whether the real call would be allowed to spend it (the
-        balance and the API key's monthly cap, decided as the charge decides them); when not covered, `refusal`
-        is the error the real call would answer. Changes nothing."""
-        quote = credits_quote(account=self.account, action=action, units=units, max_cost=max_cost)
-        body = quote_out(quote)
-        body.update(extra or {})
-        return Response(body, status=200)
-
-    # --- spending (call these from perform) ------------------------------------------
-
-    def charge(self, *, action: str, units: int = 1, max_cost: int | None = None, reference: str = "") -> ChargeResult:
-        """Charge for this request (once: the key is this request's). Raises InsufficientCredits (402)."""
-        key = self.charge_key if not self._charge_keys else f"{self.charge_key}:{len(self._charge_keys)}"
-        result = credits_charge(
-            account=self.account,
-            action=action,
-            units=units,
-            idempotency_key=key,
-            reference=reference or self.endpoint,
-            max_cost=max_cost,
-        )
-        self._charge_keys.append(key)
-        self.credits_charged += result.credits_charged
-        self.balance = result.balance
-        return result
-
-    def hold(self, *, amount: int, reference: str = "") -> Hold:
-        """Reserve credits for long work (research). Raises InsufficientCredits (402)."""
-        key = self.charge_key if not self._holds else f"{self.charge_key}:hold{len(self._holds)}"
-        hold = credits_hold(
-            account=self.account, amount=amount, idempotency_key=key, reference=reference or self.endpoint
-        )
-        self._holds.append(hold)
-        self.credits_charged += int(hold.amount)
-        self.credits_held += int(hold.amount)
-        self.balance = credit_balance(account=self.account)
-        return hold
-
-    # --- running ------------------------------------------------------------------------
-
-    def _undo(self) -> None:
-        for key in self._charge_keys:
-            try:
-                credits_refund(account=self.account, charge_key=key, reason=f"{self.endpoint} failed")
-            except NotFound:
-                pass  # the charge was rolled back with the caller's transaction
-        for hold in self._holds:
-            if Hold.objects.filter(pk=hold.pk).exists():
-                credits_release(hold=hold, reason=f"{self.endpoint} failed")
-
-    def _execute(self, perform: Perform) -> Response:
-        try:
-            data, status = perform(self)
-        except BaseException:
-            self._undo()
-            raise
-        body = dict(data)
-        body["credits_charged"] = self.credits_charged
-        if self.credits_held:
-            body["credits_held"] = self.credits_held  # reserved, captured as the work proceeds
-        body["balance"] = self.balance if self.balance is not None else credit_balance(account=self.account)
-        return Response(body, status=status)
 
     def _claim(self) -> tuple[IdempotentRequest, bool]:
         """Claim (account, key, endpoint), or find the request that holds it. Returns (row, ours)."""
@@ -377,12 +274,14 @@ class Meter:
         row.refresh_from_db()
         return row
 
-    def run(self, perform: Perform) -> HttpResponseBase:
-        """Run the metered work once per Idempotency-Key and answer with credits_charged and balance."""
+    def run(self, work: Work) -> HttpResponseBase:
+        """Answer `work(charge_key)`'s (body, status) once per Idempotency-Key; a retry gets the stored answer.
+        If work raises, nothing is stored (its service refunded what it took) and the key may be sent again."""
         if self.dry_run:
-            raise RuntimeError("answer dry runs with quote_response() before run()")
+            raise RuntimeError("answer dry runs with the use case's *_quote service before run()")
         if self.idempotency_key is None:
-            return self._execute(perform)
+            body, status = work(self.charge_key)
+            return Response(body, status=status)
         row, ours = self._claim()
         if not ours:
             replay = HttpResponse(row.response_body, status=row.response_status, content_type="application/json")
@@ -392,16 +291,16 @@ class Meter:
         # The claim's heartbeat: a retry sees within the lease ttl (at once on this host) that this process died.
         with lease_hold(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)):
             try:
-                response = self._execute(perform)
+                body, status = work(self.charge_key)
+                content = JSONRenderer().render(body).decode("utf-8")
             except BaseException:
                 IdempotentRequest.objects.filter(pk=row.pk).delete()  # errors are not stored: the key may be retried
                 raise
-            content = JSONRenderer().render(response.data).decode("utf-8")
             row.status = IdempotencyStatus.COMPLETE
-            row.response_status = response.status_code
+            row.response_status = status
             row.response_body = content
             row.save(update_fields=["status", "response_status", "response_body", "modified"])
-        return HttpResponse(content, status=response.status_code, content_type="application/json")
+        return HttpResponse(content, status=status, content_type="application/json")
 
 
 def _in_progress(message: str, *, retry_after: int = 2) -> Conflict:
@@ -427,25 +326,3 @@ def _claim_dead(row: IdempotentRequest) -> bool:
 def _claim_delete(row: IdempotentRequest) -> None:
     IdempotentRequest.objects.filter(pk=row.pk, status=IdempotencyStatus.IN_PROGRESS).delete()
     Lease.objects.filter(kind=IDEMPOTENCY_LEASE, subject_id=str(row.pk)).delete()
-
-
-def metered_response(
-    request: Request,
-    *,
-    endpoint: str,
-    action: str,
-    perform: Perform,
-    units: int = 1,
-    max_cost: int | None = None,
-    quote_extra: dict[str, Any] | None = None,
-) -> HttpResponseBase:
-    """Dry run → quote; otherwise charge `action` × units, then perform (refunded if perform fails)."""
-    meter = Meter.from_request(request, endpoint=endpoint)
-    if meter.dry_run:
-        return meter.quote_response(action=action, units=units, max_cost=max_cost, extra=quote_extra)
-
-    def charged(m: Meter) -> tuple[dict[str, Any], int]:
-        m.charge(action=action, units=units, max_cost=max_cost)
-        return perform(m)
-
-    return meter.run(charged)

@@ -1,7 +1,7 @@
 """Metering for web forms that cost credits (upload a document, start research): a double submit charges once.
 
 Each rendered form carries a token (`FormTokenField`, a hidden field generated when the form is rendered). The
-view runs its paid work through `metered_form_run`, which is the REST `Meter` with the key
+view runs its paid use case through `metered_form_run`, which is the REST `Meter` with the key
 ``web:<token>:<digest of the form>``: a second POST of the same form (a double click, a resent request, two at
 once) gets the first one's outcome instead of running and charging again. The digest makes the key the form's
 content too, so one rendered form may still send different requests (documents.js posts each dropped file
@@ -20,7 +20,7 @@ from typing import Any
 from django import forms
 from django.http import HttpRequest
 
-from billing.metering import Meter, Perform, _feed
+from billing.metering import Meter, Work, _feed
 from billing.services.ledger import _check_key
 from exograph.accounts.models import User
 
@@ -65,16 +65,17 @@ class FormOutcome:
     replayed: bool
 
 
-def metered_form_run(request: HttpRequest, *, account: User, endpoint: str, perform: Perform) -> FormOutcome:
-    """Run `perform(meter)` once per (form token, form content), as `Meter.run` runs it once per Idempotency-Key.
+def metered_form_run(request: HttpRequest, *, account: User, endpoint: str, work: Work) -> FormOutcome:
+    """Run `work(charge_key)` once per (form token, form content), as `Meter.run` runs it once per
+    Idempotency-Key; `work` calls the use case's service with that key, as the REST view does.
 
-    Raises what perform raises (its charge refunded; the token may be sent again) and Conflict (409) when the
-    same submit is still running after BILLING_IDEMPOTENCY_WAIT_SECONDS."""
+    Raises what work raises (its service refunded what it took; the token may be sent again) and Conflict (409)
+    when the same submit is still running after BILLING_IDEMPOTENCY_WAIT_SECONDS."""
     token = (request.POST.get(FORM_TOKEN_FIELD) or "").strip()
     fingerprint = form_fingerprint(request) if token else ""
     key = _check_key(f"web:{token[:64]}:{fingerprint[:32]}") if token else None
     meter = Meter(account=account, endpoint=endpoint, dry_run=False, idempotency_key=key, fingerprint=fingerprint)
-    response = meter.run(perform)
+    response = meter.run(work)
     data = getattr(response, "data", None)
     body = dict(data) if isinstance(data, dict) else json.loads(getattr(response, "content", b"{}"))
     return FormOutcome(body=body, status=response.status_code, replayed=response.get("Idempotent-Replayed") == "true")

@@ -27,8 +27,8 @@ from research.services import (
     research_export_filename,
     research_export_markdown,
     research_session_cancel,
-    research_session_create,
     research_session_quote,
+    research_session_start,
 )
 
 CREATE_ENDPOINT = "research.create"
@@ -240,15 +240,11 @@ class ResearchListCreateApi(APIView):
             quote = research_session_quote(actor=meter.account, **asked)
             return Response({**quote_out(quote), "model": asked["model"]})
 
-        def perform(meter: Meter) -> tuple[dict[str, Any], int]:
-            session = research_session_create(
-                actor=meter.account,
-                **asked,
-                hold=lambda amount, reference: meter.hold(amount=amount, reference=reference),
-            )
-            return research_session_created_out(session), 202
+        def start(key: str) -> tuple[dict[str, Any], int]:
+            session, spent = research_session_start(actor=meter.account, idempotency_key=key, **asked)
+            return {**research_session_created_out(session), **spent.fields()}, 202
 
-        return meter.run(perform)
+        return meter.run(start)
 
 
 class ResearchDetailApi(APIView):

@@ -61,7 +61,7 @@ def research_session_out(session: ResearchSession) -> dict[str, Any]:
 
 
 def research_session_created_out(session: ResearchSession) -> dict[str, Any]:
-    """What create answers (202): the meter adds balance and credits_charged."""
+    """What create answers (202), with the use case's Spent added by the door (credits_charged, credits_held, balance)."""
     return {
         "id": str(session.id),
         "topic": session.topic,

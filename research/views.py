@@ -12,7 +12,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from billing.metering import Meter
 from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
@@ -20,7 +19,7 @@ from exograph.core.scope import Scope
 from research.models import ResearchModel, WatchInterval
 from research.selectors import research_session_get_for_user, research_session_list_for_user
 from research.serializers import research_session_created_out, research_session_out
-from research.services import research_session_cancel, research_session_create
+from research.services import research_session_cancel, research_session_start
 from research.sources import kinds_available
 
 WEB_CREATE_ENDPOINT = "research.create.web"
@@ -76,21 +75,21 @@ def research_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
 
-        def perform(meter: Meter) -> tuple[dict[str, Any], int]:
-            session = research_session_create(
-                actor=meter.account,
+        def start(key: str) -> tuple[dict[str, Any], int]:
+            session, spent = research_session_start(
+                actor=user,
+                idempotency_key=key,
                 query=data["query"],
                 budget_credits=data.get("budget_credits"),
                 scope=Scope(data["graph_scope"]),
                 model=data["model"],
                 sources=list(data["sources"]),
                 watch=data.get("watch") or None,
-                hold=lambda amount, reference: meter.hold(amount=amount, reference=reference),
             )
-            return research_session_created_out(session), 202
+            return {**research_session_created_out(session), **spent.fields()}, 202
 
         try:
-            outcome = metered_form_run(request, account=user, endpoint=WEB_CREATE_ENDPOINT, perform=perform)
+            outcome = metered_form_run(request, account=user, endpoint=WEB_CREATE_ENDPOINT, work=start)
         except ExoGraphError as exc:
             messages.error(request, f"{exc.message} {exc.hint}".strip())
         else:

@@ -13,6 +13,7 @@ from billing.services.holds import (
 from billing.services.ledger import (
     ChargeResult,
     Quote,
+    Spent,
     credit_account_for,
     credit_balance,
     credits_charge,
@@ -35,6 +36,7 @@ from billing.services.stripe import (
 __all__ = [
     "ChargeResult",
     "Quote",
+    "Spent",
     "checkout_session_create",
     "credit_account_detach",
     "credit_account_for",

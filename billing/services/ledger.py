@@ -58,6 +58,25 @@ class Quote:
     refusal: ExoGraphError | None = None  # what the real call would answer when not covered (402, 403)
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What a metered use case spent for one request, as its answer reports it: `credits_charged` (charged, plus
+    what a hold reserved), `credits_held` (of those, the reservation captured as the work proceeds) and the
+    balance after."""
+
+    credits_charged: int
+    balance: int
+    credits_held: int = 0
+
+    def fields(self) -> dict[str, int]:
+        """The answer's money fields: credits_charged, credits_held (holds only) and balance."""
+        out = {"credits_charged": self.credits_charged}
+        if self.credits_held:
+            out["credits_held"] = self.credits_held
+        out["balance"] = self.balance
+        return out
+
+
 def _check_key(idempotency_key: str) -> str:
     if not isinstance(idempotency_key, str) or not idempotency_key.strip():
         raise ValidationError(

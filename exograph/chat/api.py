@@ -11,20 +11,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.metering import DryRunField, Meter
+from billing.services import quote_out
+from exograph.chat.metered import MESSAGE_ENDPOINT, chat_message_quote, chat_message_send_metered
 from exograph.chat.models import ChatMessage, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user, chat_session_list_for_user
 from exograph.chat.services import (
-    chat_generation_lease,
     chat_message_prepare,
-    chat_message_send,
     chat_session_create,
     chat_session_delete,
     chat_session_rename,
 )
 from exograph.core.api import Cursor, ScopeField, actor_of, request_scope, validated
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
-
-MESSAGE_ENDPOINT = "chat.messages.create"
 
 
 class SessionPagination(Cursor):
@@ -281,20 +279,7 @@ class ChatMessageCreateApi(APIView):
         )
         meter = Meter.from_request(request, endpoint=MESSAGE_ENDPOINT)
         if meter.dry_run:
-            return meter.quote_response(action=plan.action)
-
-        def perform(meter: Meter) -> tuple[dict[str, Any], int]:
-            with chat_generation_lease(account=meter.account, charge_key=meter.charge_key) as lease:
-                meter.charge(action=plan.action, reference="chat message")
-                answer = chat_message_send(
-                    actor=meter.account,
-                    plan=plan,
-                    credits_charged=meter.credits_charged,
-                    lease=lease,
-                    charge_key=meter.charge_key,
-                )
-            if answer["usage"]["credits_refunded"]:  # the documents don't answer: refunded by the service
-                meter.credits_charged, meter.balance = answer["usage"]["credits"], None
-            return answer, 201
-
-        return meter.run(perform)  # type: ignore[return-value]
+            return Response(quote_out(chat_message_quote(actor=actor, plan=plan)))
+        return meter.run(  # type: ignore[return-value]
+            lambda key: (chat_message_send_metered(actor=actor, plan=plan, idempotency_key=key), 201)
+        )

@@ -1,7 +1,7 @@
 """Chat writes: sessions (create, rename, delete) and sending a message (retrieve, generate, check, store).
 
-Metering is the interface's (billing.metering.Meter): it charges before `chat_message_send` runs and
-refunds when it raises. `chat_message_prepare` validates everything first, so bad input costs nothing.
+The paid use case is exograph.chat.metered.chat_message_send_metered: it charges before `chat_message_send`
+runs and refunds when it raises. `chat_message_prepare` validates everything first, so bad input costs nothing.
 A process that dies between the charge and the stored answer cannot refund: the charge and the generation
 run under a `chat.generation` lease (`chat_generation_lease`, exograph/core/leases.py) that the stored
 answer deletes in its own transaction; a lease left behind expires and the periodic sweep refunds the charge.

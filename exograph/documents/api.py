@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.metering import DryRunField, Meter
+from billing.services import quote_out
 from exograph.core.api import Pagination, ScopeField, actor_of, request_scope, validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
 from exograph.core.parsers import JSONParser, MultiPartParser
@@ -28,13 +29,13 @@ from exograph.documents.serializers import (
     document_out,
 )
 from exograph.documents.services import (
-    UPLOAD_ACTION,
     document_cancel,
-    document_charge_metered,
-    document_create,
     document_delete,
     document_retry,
+    document_retry_quote,
+    document_upload,
     document_upload_prepare,
+    document_upload_quote,
     text_upload_build,
 )
 from exograph.documents.validation import (
@@ -48,20 +49,6 @@ from exograph.documents.validation import (
 
 UPLOAD_ENDPOINT = "documents.upload"
 RETRY_ENDPOINT = "documents.retry"
-
-
-def _free_quote(meter: Meter, extra: dict[str, Any]) -> Response:
-    from billing.services import credit_balance
-
-    return Response(
-        {
-            "dry_run": True,
-            "credits_needed": 0,
-            "balance": credit_balance(account=meter.account),
-            "covered": True,
-            **extra,
-        }
-    )
 
 
 def _upload_from(data: dict[str, Any]) -> UploadedFile:
@@ -272,25 +259,25 @@ class DocumentListCreateApi(APIView):
             graph_id=data.get("graph_id") or None,
         )
         if meter.dry_run:
-            extra = {
-                "filename": upload.filename,
-                "pages": prepared.inspection.pages,
-                "pages_estimated": prepared.inspection.pages_estimated,
-                "scope": prepared.graph.scope,
-                "graph_id": prepared.graph.id,
-                "duplicate_of": str(prepared.existing.id) if prepared.existing else None,
-            }
-            if prepared.existing:
-                return _free_quote(meter, extra)
-            return meter.quote_response(action=UPLOAD_ACTION, units=prepared.inspection.pages, extra=extra)
+            quote = document_upload_quote(actor=meter.account, prepared=prepared)
+            fields = ("dry_run", "credits_needed", "balance", "covered", "refusal", "filename", "pages")
+            return Response(
+                {
+                    **{name: quote[name] for name in fields if name in quote},
+                    "pages_estimated": quote["pages_estimated"],
+                    "scope": prepared.graph.scope,
+                    "graph_id": prepared.graph.id,
+                    "duplicate_of": quote["duplicate_of"],
+                }
+            )
 
-        def perform(m: Meter) -> tuple[dict[str, Any], int]:
-            document, created = document_create(actor=m.account, prepared=prepared, charge=document_charge_metered(m))
-            if not created:
-                return document_out(document, status="unchanged"), 200
-            return document_out(document), 201
+        def upload(key: str) -> tuple[dict[str, Any], int]:
+            outcome = document_upload(actor=meter.account, prepared=prepared, idempotency_key=key)
+            if not outcome.created:
+                return {**document_out(outcome.document, status="unchanged"), **outcome.spent.fields()}, 200
+            return {**document_out(outcome.document), **outcome.spent.fields()}, 201
 
-        return cast(Response, meter.run(perform))
+        return cast(Response, meter.run(upload))
 
 
 class DocumentDetailApi(APIView):
@@ -350,16 +337,11 @@ class DocumentRetryApi(APIView):
     )
     def post(self, request: Request, document_id: str) -> Response:
         meter = Meter.from_request(request, endpoint=RETRY_ENDPOINT)
-        document = document_get_for_user(user=meter.account, document_id=document_id)
         if meter.dry_run:
-            if document.refunded or not document.charge_key:
-                return meter.quote_response(action=UPLOAD_ACTION, units=document.pages)
-            return _free_quote(meter, {})
+            return Response(quote_out(document_retry_quote(actor=meter.account, document_id=document_id)))
 
-        def perform(m: Meter) -> tuple[dict[str, Any], int]:
-            retried, _charged = document_retry(
-                actor=m.account, document_id=document_id, charge=document_charge_metered(m)
-            )
-            return document_out(retried), 202
+        def retry(key: str) -> tuple[dict[str, Any], int]:
+            retried, spent = document_retry(actor=meter.account, document_id=document_id, idempotency_key=key)
+            return {**document_out(retried), **spent.fields()}, 202
 
-        return cast(Response, meter.run(perform))
+        return cast(Response, meter.run(retry))

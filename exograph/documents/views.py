@@ -15,7 +15,6 @@ from django.template.defaultfilters import pluralize
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from billing.metering import Meter
 from billing.web import FormTokenField, metered_form_run
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, NotFound
@@ -31,11 +30,9 @@ from exograph.documents.selectors import (
 from exograph.documents.serializers import document_out
 from exograph.documents.services import (
     document_cancel,
-    document_charge_direct,
-    document_charge_metered,
-    document_create,
     document_delete,
     document_retry,
+    document_upload,
     document_upload_prepare,
     document_upload_quote,
 )
@@ -146,7 +143,7 @@ def _upload_confirm(request: HttpRequest, user: User, data: dict[str, Any]) -> H
     try:
         if stashed is None:
 
-            def perform(meter: Meter) -> tuple[dict[str, Any], int]:
+            def upload(key: str) -> tuple[dict[str, Any], int]:
                 raise NotFound(
                     "This upload's confirmation has expired.",
                     code="upload_confirmation_expired",
@@ -160,13 +157,12 @@ def _upload_confirm(request: HttpRequest, user: User, data: dict[str, Any]) -> H
                 actor=user, upload=upload, scope=Scope(data["graph_scope"]), graph_id=data["graph_id"] or None
             )
 
-            def perform(meter: Meter) -> tuple[dict[str, Any], int]:
-                document, created = document_create(
-                    actor=meter.account, prepared=prepared, charge=document_charge_metered(meter)
-                )
-                return document_out(document, status=None if created else "unchanged"), 201 if created else 200
+            def upload(key: str) -> tuple[dict[str, Any], int]:
+                done = document_upload(actor=user, prepared=prepared, idempotency_key=key)
+                body = document_out(done.document, status=None if done.created else "unchanged")
+                return {**body, **done.spent.fields()}, 201 if done.created else 200
 
-        outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, perform=perform)
+        outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, work=upload)
     except ExoGraphError as exc:
         messages.error(request, f"{exc.message} {exc.hint}".strip())
         return redirect("documents:list")
@@ -191,11 +187,7 @@ def document_action(request: HttpRequest, document_id: str, action: str) -> Http
         if action == "cancel":
             document_cancel(actor=user, document_id=document_id)
         elif action == "retry":
-            document_retry(
-                actor=user,
-                document_id=document_id,
-                charge=document_charge_direct(actor=user, key=f"web-retry:{uuid.uuid4().hex}"),
-            )
+            document_retry(actor=user, document_id=document_id, idempotency_key=f"web-retry:{uuid.uuid4().hex}")
         elif action == "delete":
             document_delete(actor=user, document_id=document_id)
     except ExoGraphError as exc:

@@ -7,7 +7,6 @@ from research.services.export import research_export_docx, research_export_filen
 from research.services.pipeline import DONE, STOPPED, WAIT, research_session_run
 from research.services.sessions import (
     RUN_TASK,
-    Holder,
     research_price,
     research_session_cancel,
     research_session_complete,
@@ -15,6 +14,7 @@ from research.services.sessions import (
     research_session_fail,
     research_session_quote,
     research_session_requeue,
+    research_session_start,
     research_session_watch_run,
     research_watch_due,
     research_watch_stop,
@@ -25,7 +25,6 @@ __all__ = [
     "RUN_TASK",
     "STOPPED",
     "WAIT",
-    "Holder",
     "research_export_docx",
     "research_export_filename",
     "research_export_markdown",
@@ -37,6 +36,7 @@ __all__ = [
     "research_session_quote",
     "research_session_requeue",
     "research_session_run",
+    "research_session_start",
     "research_session_watch_run",
     "research_watch_due",
     "research_watch_stop",

@@ -375,16 +375,10 @@ class _Run:
 
     def ingest(self, hit: SourceHit, *, text: str, step_key: str, cost: int) -> str | None:
         """The source as a text document in the session's graph; its capture is the read step's (same key)."""
-        from billing.services import credits_capture
-        from exograph.documents.services import document_text_ingest
+        from exograph.documents.services import HoldPayment, document_text_ingest
 
         hold = self.hold()
         capture_key = _capture_key(self.session, step_key)
-
-        def charge(units: int, reference: str) -> str:
-            credits_capture(hold=hold, amount=cost, idempotency_key=capture_key, reference=reference)
-            return ""  # no refund key: a read source stays paid for even if its ingest fails
-
         title = hit.title.strip() or hit.key
         try:
             document, _created = document_text_ingest(
@@ -397,7 +391,7 @@ class _Run:
                 source_type=hit.kind,
                 published=hit.published,
                 markdown=False,
-                charge=charge,
+                paid_from=HoldPayment(hold=hold, amount=cost),  # a read source stays paid for
             )
         except (ServiceUnavailable, TransientError):
             raise

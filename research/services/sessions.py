@@ -33,12 +33,9 @@ from research.models import (
 )
 
 if TYPE_CHECKING:
-    from billing.services import Quote
+    from billing.services import Quote, Spent
 
 logger = logging.getLogger(__name__)
-
-# hold(amount, reference) -> the Hold. The REST view passes its billing Meter's (Idempotency-Key replays).
-Holder = Callable[[int, str], Hold]
 
 SOURCE_KINDS = ("paper", "article", "local")
 DEFAULT_SOURCES = ("paper", "article", "local")
@@ -219,17 +216,6 @@ def _research_graph(*, actor: User, topic: str, scope: Scope) -> Graph:
     return graph_create(actor=actor, name=f"{base} {uuid.uuid4().hex[:6]}", scope=scope, kind=GraphKind.RESEARCH)
 
 
-def _direct_holder(actor: User) -> Holder:
-    from billing.services import credits_hold
-
-    key = f"research.create:{uuid.uuid4().hex}"
-
-    def hold(amount: int, reference: str) -> Hold:
-        return credits_hold(account=actor, amount=amount, idempotency_key=key, reference=reference)
-
-    return hold
-
-
 @dataclass(frozen=True)
 class _Request:
     """A create request, validated: what the session would be and hold."""
@@ -333,13 +319,15 @@ def research_session_create(
     date_to: date | None = None,
     excluded_domains: object = None,
     watch: object = None,
-    hold: Holder | None = None,
+    idempotency_key: str | None = None,
     watch_of: ResearchSession | None = None,
 ) -> ResearchSession:
-    """Validate, hold the budget, create the session `pending` (and, without graph_id, its research graph),
-    queue the pipeline on commit. Raises ValidationError (400), NotFound (404 graph), KeyCapReached (403: the
-    API key's monthly cap), InsufficientCredits (402); on any error nothing is held or written."""
-    from billing.services import credits_quote_amount
+    """Validate, hold the budget under `idempotency_key` (REST: the request's money key, so a replayed
+    Idempotency-Key holds once; None: a fresh key, a watch run), create the session `pending` (and, without
+    graph_id, its research graph), queue the pipeline on commit. The pipeline captures each step from the hold
+    and releases the rest. Raises ValidationError (400), NotFound (404 graph), KeyCapReached (403: the API key's
+    monthly cap), InsufficientCredits (402); on any error nothing is held or written (the hold is released)."""
+    from billing.services import credits_hold, credits_quote_amount
 
     checked = _validated(
         actor=actor,
@@ -360,8 +348,12 @@ def research_session_create(
     if refusal is not None:
         raise refusal
     session_id = uuid.uuid4()
-    holder = hold or _direct_holder(actor)
-    credit_hold = holder(budget, f"research {session_id}")
+    credit_hold = credits_hold(
+        account=actor,
+        amount=budget,
+        idempotency_key=idempotency_key or f"research.create:{uuid.uuid4().hex}",
+        reference=f"research {session_id}",
+    )
     created_graph = None
     try:
         if graph is None:
@@ -401,6 +393,17 @@ def research_session_create(
         raise
     logger.info("research session %s created by user %s (budget %s)", session.id, actor.pk, budget)
     return session
+
+
+def research_session_start(*, actor: User, idempotency_key: str, **asked: Any) -> tuple[ResearchSession, Spent]:
+    """The create use case as a door calls it (REST, the web form; MCP through REST): research_session_create
+    under the request's money key, and what it spent (the hold: credits_charged = credits_held) with the balance
+    after. `asked` is research_session_create's arguments, as research_session_quote takes them."""
+    from billing.services import Spent, credit_balance
+
+    session = research_session_create(actor=actor, idempotency_key=idempotency_key, **asked)
+    held = int(session.hold.amount) if session.hold is not None else 0
+    return session, Spent(held, balance=credit_balance(account=actor), credits_held=held)
 
 
 def _release_quietly(hold: Hold, *, reason: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -23,14 +23,16 @@ from exograph.documents.models import (
 )
 from exograph.documents.selectors import document_get_for_user
 from exograph.documents.services.state import (
-    Charger,
+    UPLOAD_ACTION,
     _cleanup,
     _document_resume,
     _pipeline_due,
     _pipeline_start,
-    _price,
     _refund,
 )
+
+if TYPE_CHECKING:
+    from billing.services import Quote, Spent
 
 logger = logging.getLogger(__name__)
 
@@ -58,22 +60,10 @@ def document_cancel(*, actor: User, document_id: object) -> Document:
     return document
 
 
-def document_retry(*, actor: User, document_id: object, charge: Charger) -> tuple[Document, int]:
-    """Run a failed or cancelled document's pipeline again, or resume a pending or processing one that no live
-    worker runs (its stage was interrupted, or its message lost or still waiting; nothing is charged then). It is never paid twice: a failure refunded
-    the charge, so the retry charges once more (the document is paid exactly once when it succeeds).
-    Returns (document, credits charged now). Raises NotFound, Conflict (not failed/cancelled), 402."""
-    document = document_get_for_user(user=actor, document_id=document_id)
-    if document.status in ACTIVE_STATUSES:
-        # Pending or processing with no live runner on it (its stage was interrupted, its message lost or still
-        # waiting): queue its stage again now. It is still paid by its charge, so nothing is charged.
-        if _document_resume(document, stuck_only=False) in ("resumed", "skipped"):
-            document.refresh_from_db()
-            logger.info("document %s: stage resumed on retry", document.pk)
-            return document, 0
-        document.refresh_from_db()
+def _retry_refusal(document: Document) -> Conflict | None:
+    """Why a document that no worker may be running cannot be retried (the retry and its quote answer the same)."""
     if document.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
-        raise Conflict(
+        return Conflict(
             f"The document is {document.status} and a worker is running its stage now; only failed or cancelled "
             "documents, or pending or processing ones no worker is running, can be retried.",
             code="document_not_retryable",
@@ -81,8 +71,48 @@ def document_retry(*, actor: User, document_id: object, charge: Charger) -> tupl
             f"is resumed by itself within {int(settings.LEASE_TTL_SECONDS + settings.LEASE_SWEEP_SECONDS)} s.",
         )
     if not DocumentBlob.objects.filter(document=document).exists():
-        raise Conflict("The uploaded file is no longer stored.", code="document_file_gone", hint="Upload it again.")
-    charged = 0
+        return Conflict("The uploaded file is no longer stored.", code="document_file_gone", hint="Upload it again.")
+    return None
+
+
+def document_retry_quote(*, actor: User, document_id: object) -> Quote:
+    """What document_retry would decide about money, without doing it: nothing for a document still paid for
+    (a pending or processing one is resumed for free), else the upload price, with billing's decision on the
+    balance and the API key's cap. Raises NotFound, and the retry's Conflict for a document it would refuse
+    (processed, or its file gone)."""
+    from billing.services import credits_quote, credits_quote_amount
+
+    document = document_get_for_user(user=actor, document_id=document_id)
+    if document.status not in ACTIVE_STATUSES:
+        refusal = _retry_refusal(document)
+        if refusal is not None:
+            raise refusal
+    if document.refunded or not document.charge_key:
+        return credits_quote(account=actor, action=UPLOAD_ACTION, units=document.pages)
+    return credits_quote_amount(account=actor, cost=0)
+
+
+def document_retry(*, actor: User, document_id: object, idempotency_key: str) -> tuple[Document, Spent]:
+    """Run a failed or cancelled document's pipeline again, or resume a pending or processing one that no live
+    worker runs (its stage was interrupted, or its message lost or still waiting; nothing is charged then). It is
+    never paid twice: a failure refunded the charge, so the retry charges once more under `idempotency_key` (the
+    document is paid exactly once when it succeeds), in the transaction that queues it.
+    Returns (document, what this request spent). Raises NotFound, Conflict (not failed/cancelled), 402, 403."""
+    from billing.services import Spent, credit_balance, credits_charge
+
+    document = document_get_for_user(user=actor, document_id=document_id)
+    if document.status in ACTIVE_STATUSES:
+        # Pending or processing with no live runner on it (its stage was interrupted, its message lost or still
+        # waiting): queue its stage again now. It is still paid by its charge, so nothing is charged.
+        if _document_resume(document, stuck_only=False) in ("resumed", "skipped"):
+            document.refresh_from_db()
+            logger.info("document %s: stage resumed on retry", document.pk)
+            return document, Spent(0, balance=credit_balance(account=actor))
+        document.refresh_from_db()
+    refusal = _retry_refusal(document)
+    if refusal is not None:
+        raise refusal
+    charge = None
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
         if locked.status not in (DocumentStatus.FAILED, DocumentStatus.CANCELLED):
@@ -98,15 +128,23 @@ def document_retry(*, actor: User, document_id: object, charge: Charger) -> tupl
             "modified": timezone.now(),
         }
         if locked.refunded or not locked.charge_key:
-            fields["charge_key"] = charge(locked.pages, f"document {locked.id} retry {locked.attempts + 1}")
+            charge = credits_charge(
+                account=actor,
+                action=UPLOAD_ACTION,
+                units=locked.pages,
+                idempotency_key=idempotency_key,
+                reference=f"document {locked.id} retry {locked.attempts + 1}",
+            )
+            fields["charge_key"] = idempotency_key
             fields["refunded"] = False
-            charged = _price(locked.pages)
         Document.objects.filter(pk=locked.pk).update(**fields)
         token = _pipeline_due(str(document.id))  # recorded as due with the retry: a lost message is sent by the sweep
         transaction.on_commit(lambda: _pipeline_start(str(document.id), token))
     document.refresh_from_db()
     document_event_send(document)
-    return document, charged
+    if charge is None:
+        return document, Spent(0, balance=credit_balance(account=actor))
+    return document, Spent(charge.credits_charged, balance=charge.balance)
 
 
 def document_delete(*, actor: User, document_id: object) -> None:

@@ -48,7 +48,7 @@ from exograph.documents.services.state import (
     _price,
 )
 from exograph.documents.services.text import TEXT_SOURCE_TYPES, text_upload_build
-from exograph.documents.services.upload import document_charge_direct, document_create, document_upload_prepare
+from exograph.documents.services.upload import document_create, document_upload_prepare
 from exograph.graphs.models import Graph
 
 logger = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def document_texts_ingest(
             document, was_created = document_create(
                 actor=actor,
                 prepared=p,
-                charge=document_charge_direct(actor=actor, key=item.idempotency_key),
+                idempotency_key=item.idempotency_key,
                 source_type=source_type,
                 published=item.published,
                 queue=False,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 
 from django.utils import timezone
@@ -54,9 +53,6 @@ DOCUMENT_LEASE = "document.stage"
 RETRY_BACKOFF_MAX = 300  # seconds: the longest a stage waits for its Celery retry (the tasks' retry_backoff_max)
 STAGE_TASKS = {DocumentStage.PARSE: PARSE_TASK, DocumentStage.EMBED: EMBED_TASK, DocumentStage.EXTRACT: INDEX_TASK}
 _TASK_STAGES = {task: stage for stage, task in STAGE_TASKS.items()}
-
-# charge(units, reference) -> the ledger idempotency key used. The REST view passes the billing Meter's.
-Charger = Callable[[int, str], str]
 
 
 def _price(pages: int) -> int:

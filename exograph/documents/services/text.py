@@ -8,10 +8,9 @@ from exograph.accounts.models import User
 from exograph.core.errors import ValidationError
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentType, SourceType
-from exograph.documents.services.state import Charger
 from exograph.documents.services.upload import (
+    HoldPayment,
     PreparedUpload,
-    document_charge_direct,
     document_create,
     document_upload_prepare,
 )
@@ -57,11 +56,11 @@ def document_text_ingest(
     source_type: str = SourceType.ARTICLE,
     published: date | None = None,
     markdown: bool = True,
-    charge: Charger | None = None,
+    paid_from: HoldPayment | None = None,
 ) -> tuple[Document, bool]:
     """Ingest a text (research's sources, the benchmark's passages) into `graph` through the same path as a REST
     upload: validate, dedup by sha256 (a duplicate is returned unchanged, free), charge 5 + 1 per 3,000 characters
-    (under idempotency_key unless `charge` is given), queue the pipeline on commit. Returns (document, created).
+    under idempotency_key (or capture `paid_from` from its hold, research's sources), queue the pipeline on commit. Returns (document, created).
     Raises ValidationError/PayloadTooLarge (bad text), PermissionDenied/NotFound (graph), InsufficientCredits."""
     if source_type not in TEXT_SOURCE_TYPES:
         raise ValidationError(f"source_type must be one of {', '.join(TEXT_SOURCE_TYPES)}.", code="invalid_source_type")
@@ -74,7 +73,8 @@ def document_text_ingest(
     return document_create(
         actor=actor,
         prepared=prepared,
-        charge=charge or document_charge_direct(actor=actor, key=idempotency_key),
+        idempotency_key=idempotency_key,
+        paid_from=paid_from,
         source_type=source_type,
         published=published,
     )

@@ -1,4 +1,10 @@
-"""Upload: resolve the graph, find a duplicate, inspect in the sandbox, charge, queue the pipeline."""
+"""Upload: resolve the graph, find a duplicate, inspect in the sandbox, charge, queue the pipeline.
+
+The upload use case owns its money: `document_upload_quote` answers a dry run (the price for the pages, and
+billing's decision on the balance and the API key's monthly cap) and `document_upload` charges the same price
+under the caller's idempotency key in the transaction that creates the document (nothing is charged when it
+fails); the pipeline refunds the charge when processing fails (state._refund). REST, the web form, text ingest,
+batches and research all come through `document_create`."""
 
 from __future__ import annotations
 
@@ -24,7 +30,6 @@ from exograph.documents.models import (
 from exograph.documents.parsing import ParseResult, document_inspect
 from exograph.documents.services.state import (
     UPLOAD_ACTION,
-    Charger,
     _document_resume,
     _pipeline_due,
     _pipeline_start,
@@ -34,7 +39,8 @@ from exograph.documents.validation import UploadedFile, text_decode, text_units
 from exograph.graphs.models import Graph, GraphKind
 
 if TYPE_CHECKING:
-    from billing.metering import Meter
+    from billing.models import Hold
+    from billing.services import ChargeResult, Spent
 
 logger = logging.getLogger(__name__)
 
@@ -112,20 +118,80 @@ def document_upload_quote(*, actor: User, prepared: PreparedUpload) -> dict[str,
     }
 
 
+@dataclass(frozen=True)
+class HoldPayment:
+    """Pay an upload from an open hold instead of a charge: capture `amount` under the upload's idempotency key
+    (research pays each source it reads from its session's hold; the read stays paid if the ingest fails)."""
+
+    hold: Hold
+    amount: int
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    """What `document_upload` did: the document, whether it is new (False: the same file was already in the
+    graph, nothing charged) and what this request spent."""
+
+    document: Document
+    created: bool
+    spent: Spent
+
+
+def document_upload(*, actor: User, prepared: PreparedUpload, idempotency_key: str) -> UploadOutcome:
+    """The upload use case (REST, the web form; MCP through REST): charge 5 + 1/page under `idempotency_key`
+    in the transaction that creates the document, queue the pipeline on commit. A file already in the graph is
+    free. Raises InsufficientCredits (402), KeyCapReached (403), with nothing written or charged."""
+    from billing.services import Spent, credit_balance
+
+    document, created, charge = _document_write(actor=actor, prepared=prepared, idempotency_key=idempotency_key)
+    if charge is None:
+        return UploadOutcome(document=document, created=created, spent=Spent(0, credit_balance(account=actor)))
+    return UploadOutcome(
+        document=document, created=created, spent=Spent(charge.credits_charged, balance=charge.balance)
+    )
+
+
 def document_create(
     *,
     actor: User,
     prepared: PreparedUpload,
-    charge: Charger,
+    idempotency_key: str,
     source_type: str = SourceType.UPLOAD,
     published: date | None = None,
     queue: bool = True,
+    paid_from: HoldPayment | None = None,
 ) -> tuple[Document, bool]:
-    """Create the document, charge 5 + 1/page (text: 1 per 3,000 characters) through `charge`, queue the pipeline on commit
-    (queue=False: the caller starts it, as the batch text ingest does for a whole group).
+    """Create the document, charge 5 + 1/page (text: 1 per 3,000 characters) under `idempotency_key` (or capture
+    `paid_from` from its hold), queue the pipeline on commit (queue=False: the caller starts it, as the batch text
+    ingest does for a whole group).
 
     Returns (document, created); created is False when the same file is already in the graph
-    (then nothing is charged; an unfinished one that nothing would resume is resumed). Raises InsufficientCredits (402) with nothing written."""
+    (then nothing is charged; an unfinished one that nothing would resume is resumed). Raises InsufficientCredits
+    (402) and KeyCapReached (403) with nothing written."""
+    document, created, _charge = _document_write(
+        actor=actor,
+        prepared=prepared,
+        idempotency_key=idempotency_key,
+        source_type=source_type,
+        published=published,
+        queue=queue,
+        paid_from=paid_from,
+    )
+    return document, created
+
+
+def _document_write(
+    *,
+    actor: User,
+    prepared: PreparedUpload,
+    idempotency_key: str,
+    source_type: str = SourceType.UPLOAD,
+    published: date | None = None,
+    queue: bool = True,
+    paid_from: HoldPayment | None = None,
+) -> tuple[Document, bool, ChargeResult | None]:
+    from billing.services import credits_capture, credits_charge
+
     if prepared.existing is not None:
         same = prepared.existing
         if same.status in (DocumentStatus.PENDING, DocumentStatus.PROCESSING):
@@ -133,8 +199,9 @@ def document_create(
             # message or its runner), resume it now; still paid by its first charge.
             if _document_resume(same, stuck_only=True) == "resumed":
                 same.refresh_from_db()
-        return same, False
+        return same, False, None
     upload = prepared.upload
+    result = None
     try:
         with transaction.atomic():
             document = Document.objects.create(
@@ -152,9 +219,22 @@ def document_create(
                 published=published,
             )
             DocumentBlob.objects.create(document=document, data=upload.data)
-            charge_key = charge(prepared.inspection.pages, f"document {document.id} ({upload.filename[:80]})")
-            document.charge_key = charge_key
-            document.credits_charged = _price(prepared.inspection.pages)
+            reference = f"document {document.id} ({upload.filename[:80]})"
+            if paid_from is not None:
+                credits_capture(
+                    hold=paid_from.hold, amount=paid_from.amount, idempotency_key=idempotency_key, reference=reference
+                )
+                document.charge_key = ""  # no refund key: a source read from a hold stays paid for
+            else:
+                result = credits_charge(
+                    account=actor,
+                    action=UPLOAD_ACTION,
+                    units=prepared.inspection.pages,
+                    idempotency_key=idempotency_key,
+                    reference=reference,
+                )
+                document.charge_key = idempotency_key
+            document.credits_charged = result.credits_charged if result else _price(prepared.inspection.pages)
             document.save(update_fields=["charge_key", "credits_charged", "modified"])
             if queue:  # recorded as due in this transaction: a message lost before it is sent is sent by the sweep
                 token = _pipeline_due(str(document.id))
@@ -166,28 +246,6 @@ def document_create(
         ).first()
         if existing is None:
             raise
-        return existing, False
+        return existing, False, None
     logger.info("document %s created (%s pages) in graph %s", document.id, document.pages, document.graph_id)
-    return document, True
-
-
-def document_charge_direct(*, actor: User, key: str) -> Charger:
-    """A Charger for callers without a billing Meter (the web upload form)."""
-    from billing.services import credits_charge
-
-    def charge(units: int, reference: str) -> str:
-        credits_charge(account=actor, action=UPLOAD_ACTION, units=units, idempotency_key=key, reference=reference)
-        return key
-
-    return charge
-
-
-def document_charge_metered(meter: Meter) -> Charger:
-    """A Charger through a billing Meter (the REST upload and the web upload form): the charge is the meter's,
-    so an Idempotency-Key (or the web form's token) replays it instead of charging again."""
-
-    def charge(units: int, reference: str) -> str:
-        meter.charge(action=UPLOAD_ACTION, units=units, reference=reference)
-        return meter.charge_key
-
-    return charge
+    return document, True, result
