@@ -142,3 +142,39 @@ def test_a_covered_research_quote_is_the_hold_the_real_call_takes_and_holds_noth
     assert real.json()["credits_held"] == quote.json()["credits_needed"] == Hold.objects.get().amount
     assert real.json()["balance"] == 60
     assert_ledger_whole(alice)
+
+
+def _cancelled_upload(client: APIClient) -> str:
+    """A text upload (6 credits) cancelled before processing: refunded, so its retry charges again."""
+    document_id = str(client.post(DOCUMENTS, TEXT_UPLOAD, format="json").json()["id"])
+    assert client.post(f"{DOCUMENTS}{document_id}/cancel/").status_code == 200
+    return document_id
+
+
+def test_a_retry_quote_past_the_keys_monthly_cap_names_what_the_retry_answers(alice, fund):
+    fund(alice, 100)
+    document_id = _cancelled_upload(_client(alice, cap=None))
+    client = _client(alice, cap=5)  # the retry costs 6
+    quote = client.post(f"{DOCUMENTS}{document_id}/retry/", {"dry_run": True}, format="json")
+    assert quote.status_code == 200, quote.content
+    assert (quote.json()["credits_needed"], quote.json()["covered"]) == (6, False)
+    real = client.post(f"{DOCUMENTS}{document_id}/retry/")
+    assert real.status_code == 403
+    assert quote.json()["refusal"] == real.json()["error"]
+    assert credit_balance(account=alice) == 100
+    assert_ledger_whole(alice)
+
+
+def test_a_retry_quote_of_a_document_the_retry_refuses_answers_the_retrys_409(alice, fund):
+    # Defect (issue 24): the dry run quoted a price, covered, for a retry the real call refuses (409).
+    from exograph.documents.models import DocumentBlob
+
+    fund(alice, 100)
+    client = _client(alice, cap=None)
+    document_id = _cancelled_upload(client)
+    DocumentBlob.objects.filter(document_id=document_id).delete()  # its file is no longer stored
+    quote = client.post(f"{DOCUMENTS}{document_id}/retry/", {"dry_run": True}, format="json")
+    real = client.post(f"{DOCUMENTS}{document_id}/retry/")
+    assert real.status_code == 409 and real.json()["error"]["code"] == "document_file_gone"
+    assert quote.status_code == 409 and quote.json() == real.json()
+    assert credit_balance(account=alice) == 100
