@@ -13,6 +13,7 @@ from billing.services import credits_grant_admin
 from exograph.accounts.models import User
 from exograph.graphs import store
 from exograph.graphs.models import Graph
+from tests.graphs.conftest import write_doc  # noqa: F401 - fixture (test_graphrag's graph with known relations)
 from tests.live import LiveServer
 
 CLIENT_SOURCE = Path(__file__).resolve().parents[2] / "clients" / "python"

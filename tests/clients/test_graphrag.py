@@ -24,14 +24,16 @@ from neo4j_graphrag.retrievers.base import Retriever
 from neo4j_graphrag.types import LLMMessage
 
 from exograph.core.falkor import falkordb_client
+from exograph.core.scope import Scope
+from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
+from exograph.graphs.models import Graph
+from exograph.graphs.services import graph_create
+from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUANTUM = (
-    "Peter Shor developed Shor's Algorithm at Bell Labs. "
-    "Quantum error correction protects qubits from noise and decoherence."
-)
+QUANTUM = "Quantum error correction protects qubits from noise and decoherence."
 COOKING = (
     "Sourdough bread rises because wild yeast ferments the dough. "
     "A baker feeds the starter with flour and water every day."
@@ -130,26 +132,36 @@ def test_graphrag_over_falkordb_passages(written, kind) -> None:  # type: ignore
         assert item.metadata["found_by"] == ["vector", "fulltext"]
 
 
-def test_graphrag_over_a_falkordb_graph_walk_gives_facts_with_their_passages(written) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def quantum_graph(alice, write_doc) -> Iterator[Graph]:  # type: ignore[no-untyped-def]
+    """A graph written by ExoGraph's write path with known entities and typed relations (no extractor involved)."""
+    graph = graph_create(actor=alice, name="Quantum", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    try:
+        yield graph
+    finally:
+        store.store_drop(graph.store_name)
+
+
+def test_graphrag_over_a_falkordb_graph_walk_gives_facts_with_their_passages(quantum_graph) -> None:  # type: ignore[no-untyped-def]
     llm = FakeLLM()
-    retriever = FalkorDBGraphRetriever(_store(written["graph_id"]), ExoEmbedder())
+    retriever = FalkorDBGraphRetriever(_store(quantum_graph.id), ExoEmbedder())
     result = GraphRAG(retriever=retriever, llm=llm).search(
-        "Who developed Shor's Algorithm?", return_context=True, retriever_config={"top_k": 3}
+        "What does error correction protect?", return_context=True, retriever_config={"top_k": 2}
     )
     items = result.retriever_result.items
-    assert items and len(items) <= 3 and all(item.metadata["kind"] == "fact" for item in items)
+    assert items and len(items) <= 2 and all(item.metadata["kind"] == "fact" for item in items)
     context = _context(llm)
     assert all(item.content in context for item in items)
     best = items[0]
     assert (best.metadata["subject"], best.metadata["relation"], best.metadata["object"]) == (
-        "Peter Shor",
-        "DEVELOP",
-        "Shor's Algorithm",
+        "Quantum error correction",
+        "PROTECTS",
+        "Qubit",
     )
-    assert best.content.startswith("Peter Shor develop Shor's Algorithm: Peter Shor developed")
-    assert best.metadata["document_id"] == written["documents"]["Quantum notes"]
-    assert best.metadata["chunk_id"] in best.metadata["chunk_ids"]
-    assert "sourdough" not in context.lower()  # the baking document shares no entity with the question
+    assert best.content == f"Quantum error correction protects Qubit: {QUANTUM_TEXTS[1]}"
+    assert best.metadata["chunk_id"] in best.metadata["chunk_ids"] and best.metadata["page"] == 2
+    assert best.metadata["document"] == "paper.pdf"
 
 
 def test_the_fulltext_query_carries_no_operator() -> None:
