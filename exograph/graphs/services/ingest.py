@@ -25,6 +25,7 @@ from exograph.graphs import store
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import embedder_check
 from exograph.graphs.services.graphs import graph_counts_apply, graph_store_ensure, world_graph
+from exograph.graphs.services.resolution import types_resolve
 from exograph.graphs.types import (
     ChunkIn,
     EntityIn,
@@ -242,6 +243,10 @@ def graph_document_write(
         embedder_check(graph=world)
         graph_store_ensure(graph=world)
         targets.append(world)
+    # One node per thing: a name the graph already types takes that type (services/resolution.py).
+    entities, mentions, relations = types_resolve(
+        graph.store_name, document_id=document_id, entities=entities, mentions=mentions, relations=relations
+    )
     chunk_rows, entity_rows, mention_rows, relation_rows = _prepare(
         chunks=chunks,
         entities=entities,
