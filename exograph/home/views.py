@@ -55,6 +55,7 @@ PRICE_LABELS = {
     "chat.ponder": "Chat message (ponder)",
     "research.snap": "Research session (snap)",
     "research.ponder": "Research session (ponder)",
+    "import": "Import facts into a graph",
 }
 
 
@@ -70,6 +71,8 @@ def _price_rows() -> list[dict[str, Any]]:
             cost = f"{base} + {per_unit} per page"
         elif action.startswith("research."):
             cost = f"{per_unit}, never more than your budget"
+        elif action == "import":
+            cost = f"{per_unit} per 1,000 triples (started)"
         else:
             cost = str(base + per_unit)
         rows.append({"action": label, "cost": cost})

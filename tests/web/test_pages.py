@@ -31,6 +31,7 @@ def test_landing_shows_prices_from_settings_and_mcp_configs(client, settings):
     settings.BILLING_PRICES = {**settings.BILLING_PRICES, "upload": {"base": 7, "per_unit": 2}}
     page = client.get("/").content.decode()
     assert "7 + 2 per page" in page
+    assert "Import facts into a graph" in page and "5 per 1,000 triples (started)" in page
     assert "http://testserver/mcp" in page and "claude mcp add" in page and "mcpServers" in page
     assert 'href="/signup/"' in page
 
