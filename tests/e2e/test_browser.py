@@ -102,7 +102,26 @@ class PageWatch:
         path = self.out / f"{len(self.shots):02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         self.shots.append(path)
+        self.problems.extend(axe_violations(self.page))
         assert not self.problems, (name, self.problems)
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """axe-core (npm, pinned) on the page as it is now: its serious and critical violations, one line each. The
+    script is evaluated through the DevTools protocol, which the page's CSP does not govern (no inline script)."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    found = page.evaluate(
+        """async () => {
+          const result = await axe.run(document, {resultTypes: ['violations']});
+          return result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+            .map(v => `axe ${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.any[0] ? n.any[0].message : '')).join('; ')})`);
+        }"""
+    )
+    return [f"{page.url}: {line}" for line in found]
 
 
 def _an_entity_with_relations(user: User) -> str:
@@ -229,6 +248,13 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             assert len(pdf_words & quote_words) >= min(5, len(quote_words)), (pdf_words, quote_words)
             expect(page.locator("#pdf-status")).to_contain_text("highlighted")
             watch.shot("viewer-pdf")
+            # The keyboard turns the pages: the pager's links, Enter on "next" (on the last page "previous") draws
+            # that page.
+            shown = int(number.group(1)) if number else 1
+            forward = page.locator("#pdf-next").count() == 1
+            page.locator("#pdf-next" if forward else "#pdf-prev").focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#pdf-page")).to_have_attribute("data-rendered", str(shown + (1 if forward else -1)))
 
             # Research: start a session with a budget; eager Celery runs it (local source) inside the request,
             # then the page shows it completed with its report and the unspent credits back.
