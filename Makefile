@@ -44,7 +44,7 @@ migrations-check: $(STAMP)
 	EXOGRAPH_VAR_DIR=$$(mktemp -d) DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run
 
 typecheck: $(STAMP)
-	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts exograph/graphs exograph/documents exograph/chat exograph/sources billing mcp_bridge research clients/python/exograph_client
+	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts exograph/graphs exograph/documents exograph/chat exograph/sources exograph/home billing mcp_bridge research clients/python/exograph_client
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

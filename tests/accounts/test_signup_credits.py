@@ -9,8 +9,8 @@ from django.core import mail
 from billing.models import CreditEntry, EntryKind
 from billing.services import credit_balance, credits_grant_signup
 from billing.services.ledger import credits_grant
-from exograph.core.addresses import email_canonical
 from exograph.accounts.services import account_delete, user_create, user_email_mark_verified
+from exograph.core.addresses import email_canonical
 
 pytestmark = pytest.mark.django_db
 
