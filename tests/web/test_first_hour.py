@@ -8,12 +8,12 @@ import re
 import pytest
 
 from exograph.accounts.models import ApiKey, User
-from exograph.home.selectors import first_run_checklist_for_user
 from exograph.accounts.services import api_key_create
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.services import graph_create
+from exograph.home.selectors import first_run_checklist_for_user
 from tests.factories import UserFactory
 from tests.graphs import conftest as graph_fixtures
 
