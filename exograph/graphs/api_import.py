@@ -129,13 +129,7 @@ class GraphImportApi(APIView):
         if meter.dry_run:
             return Response(graph_import_quote(actor=meter.account, prepared=prepared))
 
-        def work(charge: Any) -> tuple[dict[str, Any], int]:
-            # Meter.run hands its work the charge key the service charges under; before billing's move of the
-            # charge into the services it handed the Meter itself (which then reported its own credits_charged).
-            if isinstance(charge, str):
-                return graph_import(actor=meter.account, prepared=prepared, idempotency_key=charge), 201
-            body = graph_import(actor=meter.account, prepared=prepared, idempotency_key=charge.charge_key)
-            charge.credits_charged, charge.balance = body["credits_charged"], body["balance"]
-            return body, 201
+        def work(key: str) -> tuple[dict[str, Any], int]:
+            return graph_import(actor=meter.account, prepared=prepared, idempotency_key=key), 201
 
         return cast(Response, meter.run(work))

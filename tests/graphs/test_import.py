@@ -114,6 +114,12 @@ def test_1001_rows_cost_two_units(alice_client, notes) -> None:  # type: ignore[
     assert quote["rows"] == 1001 and quote["credits_needed"] == 10
 
 
+def test_a_batch_past_10000_rows_is_refused_at_its_first_extra_row(alice_client, notes) -> None:  # type: ignore[no-untyped-def]
+    rows = [{"subject": f"Thing {i}", "predicate": "follows", "object": f"Thing {i + 1}"} for i in range(10_001)]
+    error = _import(alice_client, notes.id, _jsonl(rows), dry_run=True).json()["error"]
+    assert error["code"] == "invalid_import_row" and error["line"] == 10_001 and "10,000 rows" in error["message"]
+
+
 def test_a_bad_row_refuses_the_batch_with_its_line_and_writes_nothing(alice, alice_client, notes) -> None:  # type: ignore[no-untyped-def]
     lines = _jsonl(TRIPLES[:2]) + "\n" + json.dumps({"subject": "X", "predicate": "", "object": "Y"}) + "\n"
     response = _import(alice_client, notes.id, lines)

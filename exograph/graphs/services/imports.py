@@ -12,10 +12,10 @@ source_url when the source is a URL, source_type "import"). Each distinct eviden
 its source; a triple without evidence gets its own sentence ("Subject predicate object.") as passage, so the fact
 itself is searchable. The passage mentions both ends and is the relation's evidence.
 
-Entities are resolved against what the graph already holds, as the store resolves names (store_entity_find: the
-stable id of name and type, else the same normalised name, else an alias): a subject that names an entity already
-in the graph joins that entity (its name and type; the imported spelling becomes an alias) instead of making a
-second one. Rows that name one thing alike (same normalised name and type) are one entity, as in documents.
+Entities are resolved against what the graph already holds, as the store resolves names (store_entity_find's rule,
+batched in store/resolve.py: the stable id of name and type, else the same normalised name, else an alias): a
+subject that names an entity already in the graph joins that entity (its name and type; the imported spelling
+becomes an alias) instead of making a second one. Rows that name one thing alike (same normalised name and type) are one entity, as in documents.
 
 A store document's id is a digest of the graph, the source and the rows: importing the same rows again changes
 nothing (a document already there is left as it is). If a write fails part-way, the documents this import wrote
@@ -43,6 +43,7 @@ from exograph.graphs.embeddings import chunk_embedding_text
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import embedder_check, graph_get_for_user
 from exograph.graphs.services.ingest import graph_document_remove, graph_document_write
+from exograph.graphs.store.resolve import store_entities_resolve
 from exograph.graphs.types import (
     MAX_NAME_LENGTH,
     ChunkIn,
@@ -59,7 +60,7 @@ logger = logging.getLogger(__name__)
 IMPORT_ACTION = "import"
 IMPORT_FORMATS = ("jsonl", "csv")
 ROWS_PER_UNIT = 1000
-MAX_ROWS = 50_000
+MAX_ROWS = 10_000  # a batch is written inside its request (embedding its passages and entities): split larger files
 MAX_PREDICATE = 100
 MAX_EVIDENCE = 10_000
 MAX_SOURCE = 255
@@ -384,23 +385,18 @@ def _resolve(
     graph: Graph, names: dict[tuple[str, str], str | None]
 ) -> tuple[dict[tuple[str, str], tuple[str, str]], int]:
     """(key, requested type) -> (name, type) to write under, and how many joined an entity the graph held."""
+    pairs = list(names.items())
+    held = store_entities_resolve(
+        graph.store_name, [(entity_id_for(surface or key, kind or DEFAULT_TYPE), key) for (key, kind), surface in pairs]
+    )
     resolved: dict[tuple[str, str], tuple[str, str]] = {}
     joined = 0
-    found_ids: dict[tuple[str, str], str] = {}
-    for (key, kind), surface in names.items():
-        found = store.store_entity_find(
-            graph.store_name, entity_id=entity_id_for(surface or key, kind or DEFAULT_TYPE), key=key
-        )
-        if found:
-            found_ids[(key, kind)] = found
-    held = store.store_entities(graph.store_name, sorted(set(found_ids.values())))
-    for pair, surface in names.items():
-        entity = held.get(found_ids.get(pair, ""))
+    for ((key, kind), surface), entity in zip(pairs, held, strict=True):
         if entity and entity["name"]:
-            resolved[pair] = (entity["name"], entity["type"] or DEFAULT_TYPE)
+            resolved[(key, kind)] = (entity["name"], entity["type"] or DEFAULT_TYPE)
             joined += 1
         else:
-            resolved[pair] = (surface or pair[0], pair[1] or DEFAULT_TYPE)
+            resolved[(key, kind)] = (surface or key, kind or DEFAULT_TYPE)
     return resolved, joined
 
 
