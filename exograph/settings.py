@@ -303,7 +303,7 @@ FALKORDB_REPLICA_CHECK_SECONDS = env_float("FALKORDB_REPLICA_CHECK_SECONDS", def
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "exograph.core.cache.RedisCache",  # Django's, one client per pool (core/cache.py)
         "LOCATION": redis_db_url(REDIS_URL, 2),
         "KEY_PREFIX": "exo",
     }
