@@ -123,7 +123,7 @@ class LocalSource:
         document_id = hit.key.removeprefix(KEY_PREFIX)
         budget.spend()
         rows = store.ro_query(
-            Graph(id=WORLD_GRAPH_ID).store_name,
+            Graph.objects.get(id=WORLD_GRAPH_ID).store_name,  # the row: it knows the World Graph's server
             "MATCH (c:Chunk {document_id: $doc}) RETURN c.ordinal, c.text ORDER BY c.ordinal",
             {"doc": document_id},
         )

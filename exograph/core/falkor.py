@@ -36,6 +36,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
+from exograph.core.errors import ServiceUnavailable
+
 logger = logging.getLogger(__name__)
 
 DEFAULT = "default"
@@ -115,12 +117,14 @@ def placement_enabled() -> bool:
 
 
 def primary_url(server: str) -> str:
+    """The URL of a primary; a graph placed on a server missing from the settings is a 503 naming it."""
     try:
         return falkordb_primaries()[server]
     except KeyError:
-        raise ImproperlyConfigured(
-            f"Graph store server {server!r} is not configured (FALKORDB_PRIMARIES names: "
-            f"{', '.join(falkordb_primaries())})."
+        raise ServiceUnavailable(
+            f"The graph store server {server!r} that holds this graph is not configured here "
+            f"(FALKORDB_PRIMARIES names: {', '.join(falkordb_primaries())}); nothing was read or written.",
+            code="graph_store_unconfigured",
         ) from None
 
 

@@ -107,3 +107,35 @@ def test_a_move_to_a_server_that_holds_the_key_is_refused_and_changes_nothing(
     assert Graph.objects.get(pk=graph.pk).store_server == "default"
     store.query(graph.store_name, "MERGE (:Entity {id: 'still', name: 'Still writable'})")
     assert "Still writable" in names(graph)
+
+
+def test_a_graph_on_a_server_missing_from_the_settings_is_a_503_naming_it(settings, store_servers, alice, alice_client):
+    two_primaries(settings, store_servers)
+    graph = graph_create(actor=alice, name="Placed", scope=Scope.PRIVATE)
+    Graph.objects.filter(pk=graph.pk).update(store_server="gone")
+
+    response = alice_client.get("/api/v1/entities/search", {"query": "qubit", "graph_id": graph.id})
+
+    assert response.status_code == 503, response.json()
+    assert response.json()["error"]["code"] == "graph_store_unconfigured"
+    assert "'gone'" in response.json()["error"]["message"]
+
+
+def test_the_world_graph_moved_to_another_primary_is_read_there_by_the_local_research_source(
+    settings, store_servers, alice
+):
+    from exograph.sources.base import RequestBudget, SourceHit
+    from research.sources import LocalSource
+
+    _, b, world_server = two_primaries(settings, store_servers)
+    world = Graph.objects.get(pk=WORLD_GRAPH_ID)
+    store.query(
+        world.store_name, "CREATE (:Chunk {document_id: 'd1', ordinal: 0, text: 'Qubits hold superpositions.'})"
+    )
+    graph_store_move(graph_id=WORLD_GRAPH_ID, target="b", grace_seconds=0, keep_seconds=0)
+    assert redis.Redis(port=world_server.port).exists(world.store_name) == 0
+
+    hit = SourceHit(adapter="local", kind="local", key="local:d1", title="d1", url="")
+    text = LocalSource(actor=alice).read(hit, budget=RequestBudget(remaining=1))
+
+    assert text.text == "Qubits hold superpositions."
