@@ -8,6 +8,7 @@ balance change. Every page: no console errors, no failed requests; a screenshot 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -80,9 +81,15 @@ def stripe_on(settings) -> Iterator[FakeStripe]:  # type: ignore[no-untyped-def]
 
 
 class PageWatch:
-    """Collects console errors and failed requests of a page, and saves a screenshot per step."""
+    """Collects console errors and failed requests of a page and, per step, saves a full-page screenshot, runs
+    axe-core and looks for clipped elements. Screenshots go to $EXOGRAPH_BROWSER_ARTIFACTS/<test> when it is set
+    (CI keeps that directory), else to the test's tmp_path."""
 
     def __init__(self, page, out: Path) -> None:  # type: ignore[no-untyped-def]
+        if os.environ.get("EXOGRAPH_BROWSER_ARTIFACTS"):
+            test = os.environ.get("PYTEST_CURRENT_TEST", "browser").split(" ")[0].split("::")[-1]
+            out = Path(os.environ["EXOGRAPH_BROWSER_ARTIFACTS"]) / re.sub(r"[^\w.-]+", "_", test)
+            out.mkdir(parents=True, exist_ok=True)
         self.page, self.out, self.problems, self.shots = page, out, [], []
         page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
@@ -99,10 +106,11 @@ class PageWatch:
             self.problems.append(f"failed request: {request.url} {request.failure}")
 
     def shot(self, name: str) -> None:
-        path = self.out / f"{len(self.shots):02d}-{name}.png"
+        path = self.out / f"{len(list(self.out.glob('*.png'))):02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         self.shots.append(path)
         self.problems.extend(axe_violations(self.page))
+        self.problems.extend(f"{self.page.url}: clipped {e}" for e in self.page.evaluate(TOO_WIDE_JS))
         assert not self.problems, (name, self.problems)
 
 
@@ -248,6 +256,7 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
             assert len(pdf_words & quote_words) >= min(5, len(quote_words)), (pdf_words, quote_words)
             expect(page.locator("#pdf-status")).to_contain_text("highlighted")
             watch.shot("viewer-pdf")
+            viewer_path = page.url[len(base) :]
             # The keyboard turns the pages: the pager's links, Enter on "next" (on the last page "previous") draws
             # that page.
             shown = int(number.group(1)) if number else 1
@@ -298,8 +307,10 @@ def test_signup_key_upload_explore_and_buy_in_a_real_browser(live_server_url, st
                 page.goto(base + path)
                 watch.shot(path.strip("/").replace("/", "-") or "dashboard")
             page.set_viewport_size({"width": 360, "height": 780})
-            for path in ["/", "/documents/", chat_path, "/research/", "/billing/"]:
+            for path in ["/", "/documents/", chat_path, "/research/", "/billing/", viewer_path]:
                 page.goto(base + path)
+                if path == viewer_path:  # the PDF page drawn to the phone's width, the passage still highlighted
+                    expect(page.locator("#pdf-text .pdf-cited").first).to_be_attached()
                 watch.shot("phone-" + (path.strip("/").split("/")[0] or "dashboard"))
                 wide = page.evaluate(
                     "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 361"
