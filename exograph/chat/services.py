@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +42,7 @@ from exograph.core.llm.extractive import (
 from exograph.core.llm.providers import MODELS, context_tokens_for, llm_generate, model_for
 from exograph.core.models import Lease
 from exograph.core.scope import Scope
-from exograph.graphs.embeddings import embedding_similarity
+from exograph.graphs.embeddings import embedding_similarity, get_embedder
 from exograph.graphs.selectors import graph_get_for_user
 
 logger = logging.getLogger(__name__)
@@ -291,6 +293,7 @@ def _generate(
             "answered": extracted.answered,
             "short_answer": extracted.short,
             "relevance": extracted.relevance,
+            "confidence": extracted.confidence,
         }
     # The extractive reader's view of the same evidence: whether it answers, and the chain it followed.
     reading = extract_answer(question=plan.message, statements=statements, similarity=similarity)
@@ -357,8 +360,43 @@ def _statements(items: list[dict[str, Any]]) -> list[Statement]:
     ]
 
 
+# Evidence sentences the extractive reader has embedded, by (embedder, text): a graph's sentences come back
+# question after question, and embedding them was most of a snap answer's time (bench/chat.py, cProfile).
+SENTENCE_VECTORS_MAX = 8192
+_sentence_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+_sentence_lock = threading.Lock()
+
+
 def _similarity() -> Similarity | None:
-    return embedding_similarity()
+    """Cosine similarity of the question to evidence sentences (the extractive reader's sense of meaning), the
+    sentences' vectors kept in a per-process LRU (SENTENCE_VECTORS_MAX); None without an embedder."""
+    try:
+        embedder = get_embedder()
+    except ExoGraphError:
+        return embedding_similarity()
+
+    def similarity(query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        with _sentence_lock:
+            known = {t: v for t in texts if (v := _sentence_vectors.get((embedder.name, t))) is not None}
+            for text in known:
+                _sentence_vectors.move_to_end((embedder.name, text))
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        try:
+            vectors = embedder.embed([query, *missing])
+        except ExoGraphError:
+            return [0.0] * len(texts)
+        head, fresh = vectors[0], dict(zip(missing, vectors[1:], strict=True))
+        with _sentence_lock:
+            for text, vector in fresh.items():
+                _sentence_vectors[(embedder.name, text)] = vector
+            while len(_sentence_vectors) > SENTENCE_VECTORS_MAX:
+                _sentence_vectors.popitem(last=False)
+        every = {**known, **fresh}
+        return [sum(a * b for a, b in zip(head, every[t], strict=False)) for t in texts]
+
+    return similarity
 
 
 def _renumber(answer: str, items: list[dict[str, Any]], start: int) -> tuple[str, list[dict[str, Any]]]:
@@ -468,7 +506,9 @@ def _send(
     # an answer the evidence does not cover (relevance below RELEVANCE_MIN) is not grounded and scores 0.
     answered = bool(generated["answered"])
     check.grounded = check.grounded and answered
-    check.support_score = round(check.support_score * min(1.0, float(generated["relevance"]) / SUPPORT_FULL), 3)
+    # ... and the support is discounted when the short answer was a close call between candidates (extractive).
+    sureness = min(1.0, float(generated["relevance"]) / SUPPORT_FULL) * float(generated.get("confidence", 1.0))
+    check.support_score = round(check.support_score * sureness, 3)
     if not answered:
         check.support_score = 0.0
     refunded = 0

@@ -10,7 +10,7 @@ import pytest
 
 from billing.services import credit_balance
 from exograph.chat.services import _renumber
-from exograph.core.llm.extractive import Statement, extract_answer, whole_sentences
+from exograph.core.llm.extractive import Statement, asked_noun, extract_answer, whole_sentences
 from exograph.core.scope import Scope
 from exograph.graphs.services import graph_create
 
@@ -129,3 +129,67 @@ def test_a_how_question_is_answered_by_its_best_sentences_not_a_name_picked_out_
     assert extracted.answered and extracted.short == ""  # was "Neural", a name from the wrong sentence
     assert extracted.text.startswith("Surface codes protect logical qubits from noise [1].")
     assert extracted.sentences[0] == (1, "Surface codes protect logical qubits from noise.")
+
+
+def test_the_noun_a_what_question_asks_for_types_its_answer() -> None:
+    assert asked_noun("In which county does the Halden mall stand?") == "county"
+    assert asked_noun("What type of forum did the statesman set up?") == "forum"
+    assert asked_noun("What is the name of the executive producer of the film?") == "producer"
+    assert asked_noun("Which other Mexican Formula One race car driver has stood on the podium?") == "driver"
+    assert asked_noun("Who runs the Halden mall?") == ""
+    statements = [
+        Statement(1, "The Halden mall opened in 1988 near Vienna, Virginia, in Fairfax County."),
+        Statement(2, "Shoppers reach the Halden mall from the Silver Line."),
+    ]
+    result = extract_answer(question="In which county does the Halden mall stand?", statements=statements)
+    assert result.short == "Fairfax County", result  # was "Vienna", the first place named
+
+
+def test_a_comparison_of_dates_reads_the_year_written_after_each_name() -> None:
+    statements = [
+        Statement(1, "Ines Vale (born 1975) had her first show at the Carrow Gallery in 1961 as a child prodigy."),
+        Statement(2, "Marta Quist (born 1968) is a Danish sculptor who works in bronze."),
+    ]
+    result = extract_answer(question="Which of the two was born first, Ines Vale or Marta Quist?",
+                            statements=statements)  # fmt: skip
+    assert result.short == "Marta Quist", result  # was Ines Vale: 1961, the gallery's year, read as hers
+    assert result.text.startswith("Marta Quist [2, 1]."), result.text
+
+
+def test_a_short_answer_with_a_close_runner_up_is_less_sure_than_a_clear_one() -> None:
+    clear = extract_answer(
+        question="Who designed the Kessler Library?",
+        statements=[Statement(1, "The Kessler Library was designed by the architect Liis Raud.")],
+    )
+    close = extract_answer(
+        question="Who designed the Kessler Library?",
+        statements=[Statement(1, "The Kessler Library was designed by Liis Raud, with help from Peeter Tamm.")],
+    )
+    assert clear.short == "Liis Raud" and clear.confidence == 1.0
+    assert close.short == "Liis Raud" and close.confidence < clear.confidence, close
+
+
+def test_the_reader_embeds_an_evidence_sentence_once_per_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from collections import OrderedDict
+
+    from exograph.chat import services
+
+    real = services.get_embedder()
+    sent: list[list[str]] = []
+
+    class Counting:
+        name, dimension = real.name, real.dimension
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            sent.append(list(texts))
+            return real.embed(texts)
+
+    monkeypatch.setattr(services, "get_embedder", Counting)
+    monkeypatch.setattr(services, "_sentence_vectors", OrderedDict())
+    similarity = services._similarity()
+    assert similarity is not None
+    texts = [PRODUCT, DISTRACTOR]
+    first = similarity("Who makes the BL-9 sensor?", texts)
+    second = similarity("Which firm builds the BL-9?", texts)
+    assert sent == [["Who makes the BL-9 sensor?", *texts], ["Which firm builds the BL-9?"]]
+    assert first[0] > first[1] and second[0] > second[1]

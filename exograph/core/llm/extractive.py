@@ -97,7 +97,9 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
 )
 RELEVANCE_MIN = 0.3  # the best sentence's match below which the evidence does not answer (tuned, bench/chat.py)
 NAME_COVERAGE_MIN = 0.5  # share of the question's names and figures the evidence must hold
-CHAIN_MIN = 0.25  # the second link's match to the outer relation below which the chain is not followed
+MEANING_POOL = 8  # sentences embedded per question (the most words in common with it first)
+CHAIN_MIN = 0.25
+CONFIDENT_MARGIN = 0.1  # the short answer's lead over the next candidate at which it is taken as sure (tuned)  # the second link's match to the outer relation below which the chain is not followed
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
 
@@ -121,6 +123,7 @@ class Extracted:
     short: str = ""
     relevance: float = 0.0
     chain: list[int] = field(default_factory=list)
+    confidence: float = 1.0  # how sure the short answer is (0.5..1): its lead over the next candidate
     sentences: list[tuple[int, str]] = field(default_factory=list)  # the cited whole sentences, (n, text)
 
 
@@ -260,11 +263,56 @@ def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None
         _Sentence(s.n, s.text, s.position, _word_match(wanted, s.text, _family_match(query, s.text))) for s in sentences
     ]
     if similarity is not None and scored:
-        # Only the sentences sharing words with the query, plus the first of the evidence, are embedded.
-        pool = sorted(scored, key=lambda s: (-s.words, s.position))[:16]
+        # Only the MEANING_POOL sentences sharing most words with the query are embedded (the reader's cost).
+        pool = sorted(scored, key=lambda s: (-s.words, s.position))[:MEANING_POOL]
         for sentence, value in zip(pool, similarity(query, [s.text for s in pool]), strict=True):
             sentence.meaning = max(0.0, float(value))
     return sorted(scored, key=lambda s: (-s.score, s.position))
+
+
+# What a "what/which <noun>" question's noun says about its answer (the rest are names of that noun's kind).
+_PLACE_NOUNS = frozenset(
+    "city country state town county place region island river village district province capital location "
+    "continent area neighborhood neighbourhood suburb borough municipality nation".split()
+)
+_DATE_NOUNS = frozenset("year date day month century decade era period timeframe".split())
+_PERSON_NOUNS = frozenset(
+    "person man woman actor actress singer writer author director player politician musician artist "
+    "screenwriter producer composer painter poet novelist scientist manager coach driver footballer "
+    "king queen president founder leader journalist comedian rapper son daughter father mother brother "
+    "sister wife husband".split()
+)
+_NOT_NOUN = frozenset(
+    "is was are were be been did does do has have had can could will would should may might in of on at "
+    "from by for that who which whom whose with to and or as than into about during after before under "
+    "between among across".split()
+)
+_KIND_OF = frozenset("type kind sort name form genre".split())
+
+
+def asked_noun(question: str) -> str:
+    """The noun a "what/which ..." question asks for ("what county" -> county, "which Mexican Formula One
+    driver" -> driver, "what type of forum" -> forum), lower case; "" when the question names none."""
+    match = re.search(r"\b(?:what|which)\s+(.*)", question, re.IGNORECASE)
+    if match is None:
+        return ""
+    words = re.findall(r"[\w'’-]+|[^\w\s]", match.group(1))
+    if len(words) > 2 and words[0].casefold() in ("is", "was", "are", "were") and words[1].casefold() == "the":
+        words = words[2:]  # "what is the county seat of ...": the noun phrase after "the"
+    phrase: list[str] = []
+    for index, word in enumerate(words):
+        low = word.casefold()
+        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN:
+            if low == "of" and phrase and phrase[-1].casefold() in _KIND_OF:
+                phrase = []  # "type of forum": the noun is after "of"
+                continue
+            break
+        if index >= 8:
+            break
+        phrase.append(word)
+    if not phrase or phrase[-1].casefold() in _STOP:
+        return ""
+    return phrase[-1].casefold()
 
 
 def _answer_type(question: str) -> str:
@@ -275,13 +323,14 @@ def _answer_type(question: str) -> str:
         return "number"
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
         return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
-    if q.startswith("when") or re.search(r"\b(what|which) (year|date|day|month|century|decade)\b|\bdate of\b", q):
+    noun = asked_noun(question)
+    if q.startswith("when") or noun in _DATE_NOUNS or re.search(r"\bdate of\b", q):
         return "date"
-    if q.startswith("where") or re.search(r"\b(which|what) (city|country|state|town|place|county|region)\b", q):
+    if q.startswith("where") or noun in _PLACE_NOUNS:
         return "place"
     if re.search(r"\bnationality\b", q):
         return "nationality"
-    if q.startswith(("who", "whom", "whose")) or re.search(r"\b(which|what) (person|man|woman|actor|actress)\b", q):
+    if q.startswith(("who", "whom", "whose")) or noun in _PERSON_NOUNS:
         return "person"
     return "name"
 
@@ -320,6 +369,7 @@ def _candidates(
 ) -> list[tuple[float, str, _Sentence]]:
     """Short-answer spans of the top sentences, best first: of the asked type, not named by the question."""
     asked = _all_stems(question) | {_stem(w) for e in exclude for w in _NAME_WORD.findall(e.casefold())}
+    noun = _stem(asked_noun(question)) if kind not in ("date", "number") else ""
     found: dict[str, tuple[float, str, _Sentence]] = {}
     for rank, sentence in enumerate(ranked[:4]):
         spans = _spans(sentence.text, kind)
@@ -334,6 +384,8 @@ def _candidates(
             if kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text):
                 bonus += 0.05
             bonus += 0.1 * _nearness(sentence.text, span, asked)
+            if noun and noun in _all_stems(span):
+                bonus += 0.15  # "what county": "Fairfax County"
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus
             key = span.casefold()
             if key in found:  # named by several good sentences
@@ -456,6 +508,26 @@ def _follow_chain(
 _LATER = re.compile(r"\b(later|last|younger|youngest|newer|newest|recent|recently|after|more recent)\b", re.IGNORECASE)
 
 
+def _subject(name: str, text: str) -> bool:
+    """name's last word is among text's first eight words (the sentence is about it)."""
+    words = _NAME_WORD.findall(name.casefold())
+    return bool(words) and _stem(words[-1]) in {_stem(w) for w in _NAME_WORD.findall(text.casefold())[:8]}
+
+
+def _year_after(name: str, text: str) -> int | None:
+    """The first year written after name's last word in text (a birth, release or founding year follows the
+    name it dates: "Terry Richardson (born August 14, 1965)"), or None."""
+    words = _NAME_WORD.findall(name.casefold())
+    if not words:
+        return None
+    last = _stem(words[-1])
+    for match in _NAME_WORD.finditer(text):
+        if _stem(match.group(0).casefold()) == last:
+            year = re.search(r"\b(1\d{3}|20\d{2})\b", text[match.end() :])
+            return int(year.group(1)) if year else None
+    return None
+
+
 def _either(question: str, sentences: list[_Sentence]) -> tuple[str, list[_Sentence]] | None:
     """'Which came first, A or B?': the option the evidence favours (by the years beside each option when
     the question compares time, else by the best sentence naming it), with the sentences naming them."""
@@ -474,8 +546,12 @@ def _either(question: str, sentences: list[_Sentence]) -> tuple[str, list[_Sente
     for option in options:
         holding = [s for s in sentences if _found(option, s.text)]
         best = max(holding, key=lambda s: s.score) if holding else None
-        years = [int(y) for s in holding[:2] for y in re.findall(r"\b(1\d{3}|20\d{2})\b", s.text)]
-        found.append((option, best, min(years) if years else None))
+        # The option's own sentences (it is their subject, named in the first words) date it: its earliest year.
+        dated = [(y, s) for s in holding if _subject(option, s.text) and (y := _year_after(option, s.text))]
+        dated = sorted(dated[:3], key=lambda t: t[0])
+        if dated:
+            best = dated[0][1]
+        found.append((option, best, dated[0][0] if dated else None))
     if all(best is None for _, best, _ in found):
         return None
     temporal = re.search(r"\b(first|earlier|older|oldest|before|born|released|founded|came out|died)\b", question, re.I)
@@ -540,6 +616,7 @@ def extract_answer(
     if either is not None:
         chain = None
     short = ""
+    margin = 1.0
     support: list[_Sentence]
     if either is not None:
         short, support = either
@@ -558,6 +635,7 @@ def extract_answer(
             spans = _candidates(ranked, question, kind)
             if spans:
                 short, where = spans[0][1], spans[0][2]
+                margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)
                 support = [where] + [s for s in ranked[:1] if s is not where]
     for extra in ranked:
         if len(support) >= max_sentences or extra.score < relevance * 0.6:
@@ -568,7 +646,7 @@ def extract_answer(
     numbers = [s.n for s in support]
     if short:
         holders = [s.n for s in support if short.casefold() in s.text.casefold()] or numbers
-        if chain is not None or kind == "yesno":
+        if chain is not None or kind == "yesno" or either is not None:
             holders = numbers  # a chain's answer rests on every link; a comparison on both sides
         head = f"{short[:1].upper()}{short[1:]} {_cite(holders)}."
         text = " ".join([head, *lines])
@@ -580,6 +658,8 @@ def extract_answer(
         short=short,
         relevance=relevance,
         chain=[s.n for s in support[:2]] if chain is not None else [],
+        # A short answer with a close runner-up is a guess: half sure at no margin, sure from CONFIDENT_MARGIN.
+        confidence=round(min(1.0, 0.5 + 0.5 * margin / CONFIDENT_MARGIN), 3),
         sentences=[(s.n, s.text) for s in support],
     )
 
