@@ -92,10 +92,15 @@ class EmbeddedFalkorDB:
             "TIMEOUT_MAX", str(self.timeout_max_ms),
         ]  # fmt: skip
 
-    def is_running(self) -> bool:
+    def is_running(self, *, retry: bool = True) -> bool:
+        """True when a server answers PING on socket_path. retry=False: one try (redis-py's default retries, 3 with
+        backoff, turn each poll of a server that is still starting into seconds)."""
+        path = str(self.socket_path)
         try:
-            # no retries: redis-py's default (3, with backoff) turns each poll of a starting server into seconds
-            client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1, retry=Retry(NoBackoff(), 0))
+            if retry:
+                client = redis.Redis(unix_socket_path=path, socket_timeout=1)
+            else:
+                client = redis.Redis(unix_socket_path=path, socket_timeout=1, retry=Retry(NoBackoff(), 0))
             try:
                 return bool(client.ping())
             finally:
@@ -153,7 +158,7 @@ class EmbeddedFalkorDB:
                 raise RuntimeError(
                     f"redis-server with FalkorDB exited with code {self.process.returncode}; see {self.log_file}."
                 )
-            if self.is_running():
+            if self.is_running(retry=False):
                 logger.info("embedded FalkorDB ready on %s", self.socket_path)
                 return
             time.sleep(0.05)
