@@ -43,3 +43,47 @@ def test_musique_format_pools_paragraphs_and_marks_gold(tmp_path):
     dataset = dataset_load(folder, limit=None)
     assert dataset is not None and len(dataset.passages) == 2
     assert dataset.questions[0][1] == dataset.questions[1][1] and len(dataset.questions[0][1]) == 1
+
+
+def test_a_variant_sets_each_modules_copy_of_a_tunable_and_restores_it():
+    import pytest
+
+    from bench.retrieval import tunables, variant_parse
+    from exograph.graphs.retrieval import graph_mode, types
+
+    variant = variant_parse("PPR_DAMPING=0.5,PPR_PASSAGE_SEEDS=20")
+    assert variant == {"PPR_DAMPING": 0.5, "PPR_PASSAGE_SEEDS": 20.0}
+    before = (types.PPR_DAMPING, graph_mode.PPR_PASSAGE_SEEDS)
+    with tunables(variant):
+        assert types.PPR_DAMPING == 0.5 and graph_mode.PPR_DAMPING == 0.5
+        assert graph_mode.PPR_PASSAGE_SEEDS == 20 and isinstance(graph_mode.PPR_PASSAGE_SEEDS, int)
+    assert (types.PPR_DAMPING, graph_mode.PPR_PASSAGE_SEEDS) == before
+    with pytest.raises(SystemExit):
+        variant_parse("damping=0.5")
+    with pytest.raises(SystemExit), tunables({"NO_SUCH_TUNABLE": 1.0}):
+        pass
+
+
+def test_the_summary_judges_validation_against_dev_and_graph_p95_against_vector():
+    from bench.retrieval import summary
+
+    def entry(split, r5, graph_p95, vector_p95):
+        return {
+            "split": split,
+            "questions": 20,
+            "load_average": [4.0, 5.0],
+            "modes": {"vector": {"p95_ms": vector_p95}, "graph": {"r5": r5, "p95_ms": graph_p95}},
+        }
+
+    rows = summary(
+        {
+            "datasets": {
+                "musique": entry("dev", 78.0, 60.0, 30.0),
+                "musique-validation": entry("validation", 75.5, 100.0, 30.0),
+            }
+        }
+    )
+    dev = next(r for r in rows if r.startswith("| musique |"))
+    validation = next(r for r in rows if r.startswith("| musique-validation |"))
+    assert "≥ 77.0 | yes" in dev and "| 2.00 | yes |" in dev
+    assert "≥ dev − 2 = 76.0 | no" in validation and "| 3.33 | no |" in validation

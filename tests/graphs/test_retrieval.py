@@ -10,6 +10,7 @@ import pytest
 from exograph.core.errors import NotFound, ValidationError
 from exograph.core.scope import Scope
 from exograph.graphs import store
+from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.retrieval import (
     Evidence,
@@ -327,3 +328,34 @@ def test_full_text_ranks_the_rare_word_above_a_repeated_common_one(alice, write_
 def test_function_words_leave_the_full_text_query_unless_nothing_else_is_left() -> None:
     assert store.fulltext_query("What is the capital of France?") == "capital|france"
     assert store.fulltext_query("The Who") == "the|who"
+
+
+def test_outermost_keys_link_one_mention_by_its_longest_name() -> None:
+    from exograph.graphs.retrieval.graph_mode import outermost_keys
+
+    keys = ["walker, texas ranger", "walker texas ranger", "texas ranger", "texas", "chuck norris", "norris"]
+    assert outermost_keys(keys) == ["walker, texas ranger", "chuck norris"]
+    assert outermost_keys(["texas", "paris"]) == ["texas", "paris"]  # nothing longer: both kept, in order
+    assert outermost_keys(["new york", "york"]) == ["new york"]
+    assert outermost_keys(["yorkshire", "york"]) == ["yorkshire", "york"]  # a word, not a substring, nests
+
+
+def test_vector_names_match_a_question_that_describes_an_entity_in_other_words(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    """Query-to-entity matching by embedding: the question never spells the name; the entity whose embedded name
+    and description mean what it asks comes first, an unrelated one not at all."""
+    from exograph.graphs.retrieval.graph_mode import vector_names
+
+    graph = graph_create(actor=alice, name="Vectors", scope=Scope.PRIVATE)
+    write_doc(
+        graph,
+        alice,
+        texts=["Halvard Bekk drew the plans of the harbour clock tower in 1911."],
+        entities=[
+            ("Halvard Bekk", "person", "Norwegian architect who designed buildings"),
+            ("Saltwater Bakery", "organization", "a shop that sells bread and cakes"),
+        ],
+    )
+    question = "Which Norwegian architect designed buildings?"
+    found = vector_names(graph.store_name, [float(x) for x in get_embedder().embed_one(question)], k=5)
+    assert list(found)[0] == "halvard bekk" and found["halvard bekk"] >= 0.5
+    assert "saltwater bakery" not in found

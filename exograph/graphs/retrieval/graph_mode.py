@@ -13,20 +13,31 @@ from exograph.graphs.retrieval.paths import relation_from_row, search_pool
 from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
+    ENTITY_VECTOR_MIN,
+    ENTITY_VECTOR_NAMES,
+    ENTITY_VECTOR_SHARE,
     FACT_ENTITIES,
     MAX_NGRAM,
     MAX_RING_NAMES,
     PER_ENTITY_CHUNKS,
+    PPR_DAMPING,
     PPR_PASSAGE_SEEDS,
     PPR_PASSAGE_SHARE,
     PPR_TITLE_LINK,
+    SEED_NESTED_NAMES,
     WALK_CAP,
     GraphRead,
 )
+from exograph.graphs.selectors import VECTOR_OVERFETCH
 from exograph.graphs.store.core import STOPWORDS
+from exograph.graphs.types import normalize_name
+
+_WORDS = re.compile(r"[^\W_]+")
 
 
-def graph_rank(*, read: GraphRead, question: str, dense: list[tuple[str, float]]) -> None:
+def graph_rank(
+    *, read: GraphRead, question: str, dense: list[tuple[str, float]], vector: list[float] | None = None
+) -> None:
     """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
     the bounded subgraph of passages and names around them and around the top dense passages, rank it by
     Personalized PageRank and fill read.passages / entities / facts.
@@ -34,21 +45,32 @@ def graph_rank(*, read: GraphRead, question: str, dense: list[tuple[str, float]]
     Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
     tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
     passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
-    specificity (1/passages naming it), and a share to the dense hits by similarity."""
+    specificity (1/passages naming it), and a share to the dense hits by similarity. With `vector` (the question's
+    embedding) and ENTITY_VECTOR_NAMES, the names whose entity embeddings lie nearest the question take a share
+    too (vector_names): a question that describes a thing in other words than its name still seeds it."""
     store_name = read.graph.store_name
+    pending_similar = (
+        search_pool().submit(vector_names, store_name, vector) if vector is not None and ENTITY_VECTOR_NAMES else None
+    )
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
     found = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
+    similar = pending_similar.result() if pending_similar is not None else {}
     names = store.store_name_chunks(
-        store_name, keys=[*keys, *(n for linked in found.values() for n in linked)], per_name=PER_ENTITY_CHUNKS
+        store_name,
+        keys=[*keys, *(n for linked in found.values() for n in linked), *similar],
+        per_name=PER_ENTITY_CHUNKS,
     )
     # A key that is a name links to that name alone ("Paris" is the city, not "Paris (film)", whose alias it is);
     # a key that is only an alias links to every name that has it, up to ALIAS_NAMES ("III" -> each album titled
     # "III (...)"), and PPR sorts out which one the question means.
-    aliases = [name for key, linked in found.items() if key not in names for name in linked]
+    if not SEED_NESTED_NAMES:
+        keys = outermost_keys([k for k in keys if k in names or found.get(k)])
+    aliases = [name for key, linked in found.items() if key in keys and key not in names for name in linked]
     seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
+    similar = {k: score for k, score in similar.items() if k in names}
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
-    ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in seeds for c in names[k][0])]))
+    ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in [*seeds, *similar] for c in names[k][0])]))
     pending_texts = search_pool().submit(store.store_chunks, store_name, ring)  # overlaps the mentions read
     mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
     texts = pending_texts.result()
@@ -94,11 +116,16 @@ def graph_rank(*, read: GraphRead, question: str, dense: list[tuple[str, float]]
     entity_mass = sum(specificity.values()) or 1.0
     passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
     passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
+    similar_share = ENTITY_VECTOR_SHARE if similar else 0.0
     for key in seeds:
-        reset[node("n:" + key)] += (1.0 - passage_share) * specificity[key] / entity_mass
+        reset[node("n:" + key)] += (1.0 - passage_share - similar_share) * specificity[key] / entity_mass
     for cid, score in dense_hits:
         reset[nodes["c:" + cid]] += passage_share * max(score, 0.0) / passage_mass
-    rank = personalized_pagerank(len(nodes), edges, reset)
+    similar_weight = {k: score / frequency[k] for k, score in similar.items()}
+    similar_mass = sum(similar_weight.values()) or 1.0
+    for key, weight in similar_weight.items():
+        reset[node("n:" + key)] += similar_share * weight / similar_mass
+    rank = personalized_pagerank(len(nodes), edges, reset, damping=PPR_DAMPING)
     for key, index in nodes.items():
         mass = float(rank[index])
         if mass <= 0:
@@ -121,3 +148,34 @@ def graph_rank(*, read: GraphRead, question: str, dense: list[tuple[str, float]]
         if mass > read.facts.get(triple, 0.0):
             read.facts[triple] = mass
             read.fact_relations[triple] = relation
+
+
+def vector_names(store_name: str, vector: list[float], *, k: int | None = None) -> dict[str, float]:
+    """Normalised name -> cosine similarity of the k (default ENTITY_VECTOR_NAMES) entities whose embeddings (name
+    and description) lie nearest the question, those at ENTITY_VECTOR_MIN or above (the query-to-entity match of
+    HippoRAG's linking, beside the exact names the question spells out)."""
+    lists = store.store_search_vector_lists(
+        store_name,
+        vector=vector,
+        k=k or ENTITY_VECTOR_NAMES,
+        vector_k=(k or ENTITY_VECTOR_NAMES) + VECTOR_OVERFETCH,
+        chunks=False,
+    )
+    hits = [(eid, 1.0 + score) for eid, score, _ in lists.get("entity_vector", []) if 1.0 + score >= ENTITY_VECTOR_MIN]
+    rows = store.store_entities(store_name, [eid for eid, _ in hits])
+    found: dict[str, float] = {}
+    for eid, similarity in hits:
+        if eid in rows and (key := normalize_name(rows[eid]["name"])):
+            found[key] = max(found.get(key, 0.0), similarity)
+    return found
+
+
+def outermost_keys(keys: list[str]) -> list[str]:
+    """The linked keys not inside a longer linked key, in their order ("walker texas ranger" keeps "texas" out):
+    one mention of the question links once, by its longest name, as a mention tagger would cut it."""
+    words = {key: " " + " ".join(_WORDS.findall(key)) + " " for key in keys}
+    kept: list[str] = []
+    for key in sorted(keys, key=lambda k: -len(words[k])):
+        if not any(words[key] in words[longer] for longer in kept):
+            kept.append(key)
+    return [key for key in keys if key in kept]

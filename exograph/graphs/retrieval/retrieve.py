@@ -68,7 +68,7 @@ def retrieve(
                 graph.store_name, vector=vector, k=PPR_PASSAGE_SEEDS, vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH
             )
             graph_rank(
-                read=read, question=text, dense=dense
+                read=read, question=text, dense=dense, vector=vector
             )  # PPR decides how far it reaches; hops bound hybrid's walk
         else:
             read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)

@@ -25,10 +25,12 @@ PER_ENTITY_CHUNKS = 20  # passages pulled per name into the PPR subgraph
 NAME_SPANS_PER_PASSAGE = 400  # capitalised name spans a passage may link by (name_spans)
 # Names of the first ring's passages read per query: bounds the slowest queries (3,000 ranked the same).
 MAX_RING_NAMES = 1_500
-# Chosen on the development halves (bench/retrieval.py), one setting for every dataset: the walk restarts with
-# 0.2 (HippoRAG's 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the
-# passages that one names); the dense hits take a small share (0.2) so they do not drown the chain.
-PPR_DAMPING = 0.8
+# Chosen on the development halves and checked on the validation sets (bench/retrieval.py --split validation;
+# bench/results/retrieval-experiments.md), one setting for every dataset: the walk restarts with 0.1 (HippoRAG's
+# 0.5 lost ~10 R@5 on 2Wiki: the mass must travel from a linked name to its passage and on to the passages that
+# one names; 0.2 lost MuSiQue's third and fourth hops: 0.9 over 0.8 gave MuSiQue R@5 +4.2 dev, +1.3 validation,
+# HotpotQA validation equal); the dense hits take a small share (0.2) so they do not drown the chain.
+PPR_DAMPING = 0.9
 # Weight of a passage naming a document's title, shared by that document's passages (a name points at a
 # document, not at each of its chunks in full); a mention weighs < 1.
 PPR_TITLE_LINK = 8.0
@@ -41,6 +43,14 @@ PPR_ITERATIONS = 100
 SAME_SOURCE_FREE = 1
 SAME_SOURCE_DAMP = 0.5
 ALIAS_NAMES = 5  # names a question key that is only an alias links to ("III" -> each album titled "III (...)")
+# Query-to-entity matching by embedding (graph mode, vector_names): the nearest entities to the question, at
+# this cosine similarity or more, seeded with this share of the reset mass (0 names: off).
+ENTITY_VECTOR_NAMES = 0
+ENTITY_VECTOR_MIN = 0.5
+ENTITY_VECTOR_SHARE = 0.0
+# 1: every question n-gram that is a name seeds, nested ones too ("texas" inside "walker texas ranger");
+# 0: only the outermost linked names (graph_mode.outermost_keys).
+SEED_NESTED_NAMES = 1
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 
