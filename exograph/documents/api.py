@@ -271,13 +271,13 @@ class DocumentListCreateApi(APIView):
                 }
             )
 
-        def upload(key: str) -> tuple[dict[str, Any], int]:
+        def work(key: str) -> tuple[dict[str, Any], int]:
             outcome = document_upload(actor=meter.account, prepared=prepared, idempotency_key=key)
             if not outcome.created:
                 return {**document_out(outcome.document, status="unchanged"), **outcome.spent.fields()}, 200
             return {**document_out(outcome.document), **outcome.spent.fields()}, 201
 
-        return cast(Response, meter.run(upload))
+        return cast(Response, meter.run(work))
 
 
 class DocumentDetailApi(APIView):
