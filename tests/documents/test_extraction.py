@@ -397,6 +397,21 @@ def test_keyphrase_fragment_rule():
     assert not _fragment("Audrey Hepburn", known, words)
     assert not _fragment("American writer", known, words)  # a name and common nouns: joins comparison questions
     assert not _fragment("trace trees", known, words)
+    assert _fragment("Amy Hobby made", {"amy hobby": "PERSON"}, {"amy", "hobby"})
+    assert _fragment("Bharathiraja starring", {}, set())
+
+
+def test_a_name_stops_at_its_last_capital_and_long_documents_prune_one_off_quantities():
+    from exograph.documents.extraction import extraction_prune
+    from exograph.documents.extraction.ner import ner_spans
+
+    (spans,) = ner_spans(["A Assembleia Geral nos termos do CNIG reúne-se em Lisboa."]) or [[]]
+    assert "Assembleia Geral" in {s.name for s in spans} and not any(s.name.endswith(" nos") for s in spans)
+    raw = Extraction(
+        entities=[Entity("$14 million", "QUANTITY"), Entity("Audrey Hepburn", "PERSON")],
+        mentions=[Mention("c1", "$14 million", "QUANTITY"), Mention("c1", "Audrey Hepburn", "PERSON")],
+    )
+    assert {e.name for e in extraction_prune(raw, chunk_count=30).entities} == {"Audrey Hepburn"}
 
 
 def test_without_the_model_the_rules_still_extract(monkeypatch):

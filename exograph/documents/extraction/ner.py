@@ -94,6 +94,14 @@ def _span_clean(text: str, start: int, end: int, kind: str) -> tuple[int, int, s
             return None  # a lowercase start is not a proper name
         if any(ch in name for ch in "\n|{}[]<>") or len(name) > 100:
             return None
+        words = name.split()
+        while kind != "WORK" and len(words) > 1 and words[-1][:1].islower():
+            words.pop()  # "Assembleia Geral nos", "Amy Hobby made": the name stops at its last capital
+        if len(words) < len(name.split()):
+            name = " ".join(words)
+            end = start + text[start:end].find(words[-1]) + len(words[-1])
+            if text[start:end] != name:
+                return None
         if ", " in name and kind != "LOCATION":
             return None  # a list run together ("Best Picture, Best Actor"); "Rome, Italy" stays a place
     return start, start + len(name), name

@@ -296,6 +296,14 @@ _STOPWORDS = frozenset(
 )
 
 
+_VERB_WORDS = frozenset("made makes stars starred starring born known became becomes".split())
+
+
+def _verb_form(word: str) -> bool:
+    lower = word.casefold()
+    return lower in _VERB_WORDS or bool(_verb_lemma(word)) or (len(lower) > 5 and lower.endswith("ing"))
+
+
 def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
     """Whether a keyphrase is a piece of a sentence rather than a thing (see the module docstring, rule 4):
     its last word is a particle ("trees back"); or it mixes capitalised and lowercase words other than as a
@@ -311,8 +319,8 @@ def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
     if any(capitals) and not all(capitals):
         cut = capitals.index(False)
         tail = words[cut:]
-        if any(capitals[cut:]) or any(w.casefold() in _STOPWORDS for w in tail):
-            return True
+        if any(capitals[cut:]) or any(w.casefold() in _STOPWORDS or _verb_form(w) for w in tail):
+            return True  # ... or a verb after the name: "Amy Hobby made", "Bharathiraja starring"
         return False  # a name and common nouns: a concept
     return any(capitals) and any(word.casefold() in name_words for word in words)
 

@@ -198,15 +198,15 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     )
 
 
-# In documents longer than this many chunks, a CONCEPT or DATE seen in one chunk only, with no typed
+# In documents longer than this many chunks, a CONCEPT, DATE or QUANTITY seen in one chunk only, with no typed
 # relation, is dropped (with its co-occurrence edges): mostly noise ("Line 5", "Enter Form"), and each
 # entity costs an embedding in the graph write. Its chunk stays searchable by full text and vector.
 PRUNE_MIN_CHUNKS = 20
-_PRUNABLE_TYPES = ("CONCEPT", "DATE")
+_PRUNABLE_TYPES = ("CONCEPT", "DATE", "QUANTITY")
 
 
 def extraction_prune(extraction: Extraction, *, chunk_count: int) -> Extraction:
-    """Drop single-mention CONCEPT/DATE entities without typed relations (only in long documents)."""
+    """Drop single-mention CONCEPT/DATE/QUANTITY entities without typed relations (only in long documents)."""
     if chunk_count <= PRUNE_MIN_CHUNKS:
         return extraction
     mentions = Counter(m.name for m in extraction.mentions)
