@@ -193,3 +193,19 @@ def test_the_reader_embeds_an_evidence_sentence_once_per_process(monkeypatch) ->
     second = similarity("Which firm builds the BL-9?", texts)
     assert sent == [["Who makes the BL-9 sensor?", *texts], ["Which firm builds the BL-9?"]]
     assert first[0] > first[1] and second[0] > second[1]
+
+
+def test_a_wh_word_closing_the_question_types_its_answer_and_demonyms_are_not_names() -> None:
+    statements = [Statement(1, "The Saro civil war between the Vell League and the crown ended in October 1922.")]
+    result = extract_answer(
+        question="The Vell League fought the crown in a war that was over when?", statements=statements
+    )
+    assert result.short == "October 1922", result  # was "Saro", a name: the wh-word closing it was not read
+    statements = [
+        Statement(1, "His stage name is Aladin, and he is a Bangladeshi-British magician and former consultant."),
+        Statement(2, "Rafiq Osmani was born in Sylhet in 1975."),
+    ]
+    result = extract_answer(
+        question="Who performs as Aladin and once advised firms as a consultant?", statements=statements
+    )
+    assert result.short == "Rafiq Osmani", result  # was "Bangladeshi-British"

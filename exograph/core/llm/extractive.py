@@ -66,7 +66,8 @@ _CALENDAR = re.compile(
     rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
     re.IGNORECASE,
 )
-_NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)$")
+# A nationality or demonym, also hyphenated ("Bangladeshi-British"): never a person's name.
+_NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)(?:-[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i))*$")
 _TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]", re.UNICODE)
 _RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
 _WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
@@ -324,9 +325,11 @@ def _answer_type(question: str) -> str:
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
         return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
     noun = asked_noun(question)
-    if q.startswith("when") or noun in _DATE_NOUNS or re.search(r"\bdate of\b", q):
+    # The wh-word may open the question or close it ("... a civil war that ended when?").
+    last = re.sub(r"[^\w\s]", " ", q).split()[-1:]
+    if q.startswith("when") or last == ["when"] or noun in _DATE_NOUNS or re.search(r"\bdate of\b", q):
         return "date"
-    if q.startswith("where") or noun in _PLACE_NOUNS:
+    if q.startswith("where") or last == ["where"] or noun in _PLACE_NOUNS:
         return "place"
     if re.search(r"\bnationality\b", q):
         return "nationality"
