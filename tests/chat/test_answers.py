@@ -209,3 +209,14 @@ def test_a_wh_word_closing_the_question_types_its_answer_and_demonyms_are_not_na
         question="Who performs as Aladin and once advised firms as a consultant?", statements=statements
     )
     assert result.short == "Rafiq Osmani", result  # was "Bangladeshi-British"
+
+
+def test_a_chain_link_naming_the_subject_by_a_pronoun_is_followed() -> None:
+    statements = [
+        Statement(1, "Ines Marlow is a Danish sound designer. She works as an engineer at Northlight Pictures."),
+        Statement(2, "Northlight Pictures is headquartered in Aarhus."),
+        Statement(3, "Northlight Pictures sponsors a film school in Odense."),
+    ]
+    result = extract_answer(question="In which city is the studio where Ines Marlow works?", statements=statements)
+    assert result.short == "Aarhus" and result.chain == [2, 1], result  # was "Danish": "She" named nobody
+    assert result.text.startswith("Aarhus [2, 1]."), result.text

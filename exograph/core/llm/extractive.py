@@ -69,6 +69,7 @@ _CALENDAR = re.compile(
 # A nationality or demonym, also hyphenated ("Bangladeshi-British"): never a person's name.
 _NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)(?:-[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i))*$")
 _TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]", re.UNICODE)
+_PRONOUN = re.compile(r"^(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)  # a sentence about its passage's subject
 _RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
 _WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
 _YESNO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE)
@@ -135,6 +136,7 @@ class _Sentence:
     position: int
     words: float = 0.0
     meaning: float = 0.0
+    about: str = ""  # the passage's subject when the sentence opens with a pronoun ("He worked ..."), else ""
 
     @property
     def score(self) -> float:
@@ -261,7 +263,8 @@ def _word_match(wanted: set[str], sentence: str, family: float) -> float:
 def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None) -> list[_Sentence]:
     wanted = _stems(query)
     scored = [
-        _Sentence(s.n, s.text, s.position, _word_match(wanted, s.text, _family_match(query, s.text))) for s in sentences
+        _Sentence(s.n, s.text, s.position, _word_match(wanted, s.text, _family_match(query, s.text)), about=s.about)
+        for s in sentences
     ]
     if similarity is not None and scored:
         # Only the MEANING_POOL sentences sharing most words with the query are embedded (the reader's cost).
@@ -475,8 +478,9 @@ def _follow_chain(
     question_families = _families(question)
     best: tuple[float, str, list[_Sentence]] | None = None
     for rank, first in enumerate(ranked[:3]):
-        if first.words <= 0 or (asked_names and not any(_found(name, first.text) for name in asked_names)):
-            continue  # the first link names what the question names
+        named = f"{first.text} {first.about}"
+        if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
+            continue  # the first link names what the question names (itself, or by a pronoun for its passage's)
         first_families = _families(first.text)
         open_families = [f for f in question_families if f not in first_families]
         family_words = {_stem(w) for f in question_families for w in f}
@@ -601,11 +605,14 @@ def extract_answer(
     for position, statement in enumerate(statements):
         if statement.kind in ("entity", "fact", "relation"):
             continue  # labels and triples are evidence shown as facts, never rendered as prose
-        for text in whole_sentences(statement.text):
+        wholes = whole_sentences(statement.text)
+        lead = next(iter(names_in(wholes[0])), "") if wholes else ""
+        for text in wholes:
             key = text.casefold()
             if key not in seen:
                 seen.add(key)
-                sentences.append(_Sentence(statement.n, text, position))
+                about = lead if _PRONOUN.match(text) else ""
+                sentences.append(_Sentence(statement.n, text, position, about=about))
     ranked = _score(sentences, question, similarity)
     evidence_text = " ".join(s.text for s in statements)
     relevance = relevance_of(question, ranked, evidence_text)
