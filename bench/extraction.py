@@ -77,6 +77,7 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
     written: dict[str, set[str]] = {}  # normalised passage title -> names its passages write
     per_passage: list[int] = []
     relations: list[int] = []
+    typed = total_entities = 0
     t0 = time.perf_counter()
     for n, row in enumerate(corpus):
         extraction = document_extract([Chunk(id=f"p{n}:0", text=row["text"])])
@@ -86,6 +87,8 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         }
         names.discard("")
         nodes |= names
+        total_entities += len(extraction.entities)
+        typed += sum(1 for e in extraction.entities if e.type != "CONCEPT")
         title = normalize_name(row["title"])
         mentioned.setdefault(title, set()).update(normalize_name(m.name) for m in extraction.mentions)
         written.setdefault(title, set()).update(name_spans(row["text"]))
@@ -115,6 +118,7 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         "entities_per_passage_median": statistics.median(per_passage) if per_passage else 0,
         "relations_per_passage_mean": round(statistics.mean(relations), 2) if relations else 0.0,
         "distinct_nodes": len(nodes),
+        "typed_share": round(100 * typed / max(1, total_entities), 1),
         "bridge_entities": len(bridge),
         "bridge_found": found,
         "bridge_coverage": round(100 * found / max(1, len(bridge)), 1),
@@ -132,11 +136,11 @@ def markdown(r: dict[str, Any]) -> str:
             "",
             f"Extractor `{r['extractor']}` over {r['passages']} passages in {r['extraction_seconds']} s.",
             "",
-            "| entities / passage (mean, median) | relations / passage | distinct nodes | gold bridge entities "
-            "found as nodes |",
-            "|---:|---:|---:|---:|",
+            "| entities / passage (mean, median) | relations / passage | distinct nodes | typed (not CONCEPT) "
+            "| gold bridge entities found as nodes |",
+            "|---:|---:|---:|---:|---:|",
             f"| {r['entities_per_passage_mean']}, {r['entities_per_passage_median']} | "
-            f"{r['relations_per_passage_mean']} | {r['distinct_nodes']} | "
+            f"{r['relations_per_passage_mean']} | {r['distinct_nodes']} | {r.get('typed_share', '–')}% | "
             f"{r['bridge_coverage']}% ({r['bridge_found']} of {r['bridge_entities']}) |",
             "",
             f"Gold links (subject passage tied to the object's name) over {r['bridge_links']} triples: "
