@@ -2,7 +2,8 @@
 
 Layout: `graphs` (CRUD, default graphs, stores, counts), `ingest` (the document write path and its entity
 vectors), `maintenance` (vector compaction, re-embedding), `search` (metered entity search and lookup),
-`placement` (which FalkorDB primary a graph lives on, moving it).
+`placement` (which FalkorDB primary a graph lives on, moving it), `resolution` (one node per thing across documents),
+`imports` (facts imported as triples; its callers import it by its module path).
 """
 
 from exograph.graphs.services.graphs import (

@@ -10,7 +10,7 @@
   var GENERIC = "RELATED_TO";  // a co-occurrence, not a named relation: drawn faint, its label only on hover
   // Entity type colours; the legend's swatches use the same ones (exograph.css .type-swatch.type-*).
   var TYPE_COLOURS = { PERSON: "#e8590c", ORGANIZATION: "#1971c2", LOCATION: "#2f9e44", DATE: "#868e96",
-    EVENT: "#ae3ec9", PRODUCT: "#f08c00", CONCEPT: "#0c8599" };
+    EVENT: "#ae3ec9", PRODUCT: "#f08c00", WORK: "#c2255c", QUANTITY: "#5c940d", CONCEPT: "#0c8599" };
   var OTHER_COLOUR = "#748ffc";
   function typeOf(node) { var t = String(node.type || "").toUpperCase(); return TYPE_COLOURS[t] ? t : "OTHER"; }
   var selected = null;
