@@ -143,7 +143,7 @@ def _upload_confirm(request: HttpRequest, user: User, data: dict[str, Any]) -> H
     try:
         if stashed is None:
 
-            def upload(key: str) -> tuple[dict[str, Any], int]:
+            def work(key: str) -> tuple[dict[str, Any], int]:
                 raise NotFound(
                     "This upload's confirmation has expired.",
                     code="upload_confirmation_expired",
@@ -157,12 +157,12 @@ def _upload_confirm(request: HttpRequest, user: User, data: dict[str, Any]) -> H
                 actor=user, upload=upload, scope=Scope(data["graph_scope"]), graph_id=data["graph_id"] or None
             )
 
-            def upload(key: str) -> tuple[dict[str, Any], int]:
+            def work(key: str) -> tuple[dict[str, Any], int]:
                 done = document_upload(actor=user, prepared=prepared, idempotency_key=key)
                 body = document_out(done.document, status=None if done.created else "unchanged")
                 return {**body, **done.spent.fields()}, 201 if done.created else 200
 
-        outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, work=upload)
+        outcome = metered_form_run(request, account=user, endpoint=WEB_UPLOAD_ENDPOINT, work=work)
     except ExoGraphError as exc:
         messages.error(request, f"{exc.message} {exc.hint}".strip())
         return redirect("documents:list")
