@@ -14,6 +14,7 @@ from billing.metering import DryRunField, Meter
 from billing.services import quote_out
 from exograph.chat.metered import MESSAGE_ENDPOINT, chat_message_quote, chat_message_send_metered
 from exograph.chat.models import ChatMessage, ChatSession
+from exograph.chat.search import MAX_ITEMS, SEARCH_ENGINES, evidence_search
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user, chat_session_list_for_user
 from exograph.chat.services import (
     chat_message_prepare,
@@ -21,7 +22,7 @@ from exograph.chat.services import (
     chat_session_delete,
     chat_session_rename,
 )
-from exograph.core.api import Cursor, ScopeField, actor_of, request_scope, validated
+from exograph.core.api import Cursor, ScopeField, actor_of, range_field, request_scope, validated
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
 
 
@@ -283,3 +284,43 @@ class ChatMessageCreateApi(APIView):
         return meter.run(  # type: ignore[return-value]
             lambda key: (chat_message_send_metered(actor=actor, plan=plan, idempotency_key=key), 201)
         )
+
+
+class RetrieveApi(APIView):
+    class RetrieveInSerializer(serializers.Serializer):
+        question = serializers.CharField(max_length=4000, help_text="what to find evidence for")
+        mode = _ChoiceText(
+            help_text=f"{' or '.join(SEARCH_ENGINES)} (default): passages, or the graph walk's facts too"
+        )
+        graph_scope = ScopeField()
+        graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
+        top_k = range_field(maximum=MAX_ITEMS, default=12)
+
+    class RetrieveOutSerializer(serializers.Serializer):
+        mode = serializers.CharField()
+        count = serializers.IntegerField()
+        items = EvidenceOutSerializer(many=True, help_text="best first; n numbers them 1..count")
+
+    @extend_schema(
+        operation_id="retrieve",
+        request=RetrieveInSerializer,
+        responses={200: RetrieveOutSerializer, **api_errors(404, e404="graph_id is not yours to read.")},
+        summary="Retrieve evidence without an answer (free)",
+        description=(
+            "The evidence chat's rag or graph engine would hand the model (passages; with graph also facts, "
+            "relations and entities), each with its citation: document, page, chunk_id and view_url (the viewer at "
+            "the passage, for your own documents). Free like entity search; it counts against the request limits."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(self.RetrieveInSerializer, request.data)
+        engine = data.get("mode") or "graph"
+        items = evidence_search(
+            actor=actor_of(request),
+            question=data["question"],
+            engine=engine,
+            scope=request_scope(request, data),
+            graph_id=data.get("graph_id") or None,
+            limit=data["top_k"],
+        )
+        return Response({"mode": engine, "count": len(items), "items": items})

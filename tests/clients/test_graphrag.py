@@ -84,6 +84,7 @@ def _context(llm: FakeLLM) -> str:
 
 def test_graphrag_over_the_hosted_service_puts_the_right_passages_in_the_context(written) -> None:  # type: ignore[no-untyped-def]
     exo, graph_id = written["client"], written["graph_id"]
+    balance = exo.balance().balance
     for mode in ("rag", "graph"):
         llm = FakeLLM()
         retriever = ExoGraphRetriever(exo, mode=mode, graph_id=graph_id)
@@ -106,6 +107,7 @@ def test_graphrag_over_the_hosted_service_puts_the_right_passages_in_the_context
         assert passage["view_url"] and quantum in passage["view_url"]
         assert result.retriever_result.metadata["mode"] == mode
         assert result.retriever_result.metadata["__retriever"] == "ExoGraphRetriever"
+    assert exo.balance().balance == balance  # retrieval is free: no chat message is bought to read evidence
 
 
 def test_the_retriever_refuses_an_unknown_mode(written) -> None:  # type: ignore[no-untyped-def]

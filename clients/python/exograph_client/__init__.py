@@ -40,6 +40,7 @@ from exograph_client.models import (
     Quote,
     Report,
     ResearchSession,
+    Retrieval,
     SearchResult,
 )
 
@@ -70,6 +71,7 @@ __all__ = [
     "RateLimitError",
     "Report",
     "ResearchSession",
+    "Retrieval",
     "SearchResult",
     "ServiceUnavailableError",
     "TransportError",

@@ -227,6 +227,17 @@ def search(query: str, n_results: int, graph_id: str | None, graph_scope: str | 
     return Call("GET", "/api/v1/entities/search", params=params)
 
 
+def retrieve(question: str, mode: str | None, top_k: int, graph_id: str | None, graph_scope: str | None) -> Call:
+    body = {
+        "question": question,
+        "mode": mode,
+        "top_k": top_k,
+        "graph_id": graph_id,
+        "graph_scope": check_scope(graph_scope),
+    }
+    return Call("POST", "/api/v1/retrieve/", json=body)
+
+
 def world_entity(entity: str, evidence: bool, limit: int) -> Call:
     return Call("GET", f"/api/v1/world/entities/{_segment(entity)}/", params={"evidence": evidence, "limit": limit})
 

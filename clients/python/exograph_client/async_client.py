@@ -32,6 +32,7 @@ from exograph_client.models import (
     Quote,
     Report,
     ResearchSession,
+    Retrieval,
     SearchResult,
 )
 
@@ -125,6 +126,19 @@ class AsyncClient:
     ) -> SearchResult:
         """Entities by meaning and name (GET /entities/search)."""
         return SearchResult.model_validate(await self.call(_core.search(query, n_results, graph_id, graph_scope)))
+
+    async def retrieve(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        top_k: int = 12,
+        graph_id: str | None = None,
+        graph_scope: str | None = None,
+    ) -> Retrieval:
+        """The evidence ExoGraph retrieves for question, without an answer (POST /retrieve/; free): mode "rag"
+        (passages) or "graph" (the default: facts, relations and entities too), each item with its citation."""
+        return Retrieval.model_validate(await self.call(_core.retrieve(question, mode, top_k, graph_id, graph_scope)))
 
     async def world_entity(self, entity: str, *, evidence: bool = False, limit: int = 25) -> Entity:
         """An entity of the World Graph (its relations are in the answer's extra field `related`)."""

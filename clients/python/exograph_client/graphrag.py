@@ -82,12 +82,10 @@ class ExoGraphRetriever(_DriverlessRetriever):
     """Evidence from ExoGraph's retrieval over REST: mode "rag" (passages) or "graph" (facts, relations, passages
     and entities from the graph walk), in one graph (graph_id) or every graph of a scope (world or private).
 
-    Each search is one `POST /api/v1/chat/messages/` (the REST operation that runs ExoGraph's retrieval; charged
-    as one message of `model`, snap = 3 credits, refunded when the graphs hold no answer); its `considered` list
-    is every item ExoGraph's retrieval handed to its own model, best first. Items: content = the passage or fact;
-    metadata = the citation (document, document_id, page, chunk_id, view_url, origin, kind, graph_id, url, cited).
-    ExoGraph's own answer comes back in the result's metadata (`exograph_answer`), beside `message_id`,
-    `session_id` and `credits_charged`. Errors are exograph_client's (ExoGraphError and subclasses).
+    Each search is one `POST /api/v1/retrieve/` (free; it counts against the request limits): the evidence
+    ExoGraph's chat engine would hand its own model, best first, without an answer. Items: content = the passage or
+    fact; metadata = the citation (document, document_id, page, chunk_id, view_url, origin, kind, graph_id, url).
+    Errors are exograph_client's (ExoGraphError and subclasses).
     """
 
     def __init__(
@@ -97,7 +95,6 @@ class ExoGraphRetriever(_DriverlessRetriever):
         mode: str = "rag",
         graph_id: str | None = None,
         scope: str | None = None,
-        model: str = "snap",
         result_formatter: ResultFormatter | None = None,
     ) -> None:
         super().__init__(result_formatter)
@@ -107,7 +104,6 @@ class ExoGraphRetriever(_DriverlessRetriever):
         self.mode = mode
         self.graph_id = graph_id
         self.scope = scope
-        self.model = model
 
     def get_search_results(
         self, query_text: str, top_k: int = 12, mode: str | None = None, graph_id: str | None = None
@@ -116,32 +112,22 @@ class ExoGraphRetriever(_DriverlessRetriever):
 
         Args:
             query_text (str): The question.
-            top_k (int): How many items to keep (the service retrieves at most 12).
+            top_k (int): How many items to keep (1 to 30).
             mode (str): "rag" or "graph"; the retriever's own when omitted.
             graph_id (str): One graph; the retriever's own when omitted.
         """
         engine = mode or self.mode
         if engine not in MODES:
             raise ValueError(f"mode must be one of {MODES}; got {engine!r}.")
-        answer = self.client.chat.ask(
+        found = self.client.retrieve(
             query_text,
+            mode=engine,
+            top_k=max(1, min(top_k, 30)),
             graph_id=graph_id or self.graph_id,
             graph_scope=self.scope,
-            model=self.model,
-            reasoning_engine=engine,
         )
-        rows = [(item.text, evidence_metadata(item)) for item in answer.considered[: max(top_k, 0)]]
-        return RawSearchResult(
-            records=self._records(rows),
-            metadata={
-                "mode": engine,
-                "exograph_answer": answer.answer,
-                "answered": answer.answered,
-                "session_id": answer.session_id,
-                "message_id": answer.message_id,
-                "credits_charged": answer.credits_charged,
-            },
-        )
+        rows = [(item.text, evidence_metadata(item)) for item in found.items[: max(top_k, 0)]]
+        return RawSearchResult(records=self._records(rows), metadata={"mode": engine})
 
 
 def evidence_metadata(item: Evidence) -> dict[str, Any]:

@@ -163,6 +163,14 @@ class Evidence(Model):
     cited: bool | None = None
 
 
+class Retrieval(Model):
+    """Evidence without an answer (POST /retrieve/): items best first, numbered 1..count."""
+
+    mode: str
+    count: int
+    items: list[Evidence]
+
+
 # --- chat ------------------------------------------------------------------------------------------
 
 
