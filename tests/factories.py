@@ -26,3 +26,16 @@ def search_entities(**kwargs):  # type: ignore[no-untyped-def]
     from exograph.graphs.retrieval import entity_search
 
     return entity_search(**kwargs)["hits"]
+
+
+def world_graph_row_ensure() -> None:
+    """The World Graph row of migration graphs 0002 and its platform owner: a transactional test's flush removes
+    them, and a test that runs after one (in CI's order) and writes to the World Graph needs them back."""
+    from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+
+    platform, _ = User.objects.get_or_create(
+        email="platform@exograph.internal", defaults={"is_platform": True, "is_active": False, "password": "!"}
+    )
+    Graph.objects.get_or_create(
+        id=WORLD_GRAPH_ID, defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
+    )

@@ -22,6 +22,7 @@ from exograph.core.queues import Queue
 from exograph.documents.models import Document, DocumentStatus
 from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
+from tests.factories import world_graph_row_ensure
 from tests.faults.conftest import session_stores, short_lease_env, tasks_via_rabbitmq, wait_until
 from tests.graphs.topology import ro_queries, tcp_url
 
@@ -85,6 +86,7 @@ def test_two_primaries_a_replica_and_two_workers(
     for name, value in topology.items():
         setattr(settings, name, value)
     falkordb_reset()
+    world_graph_row_ensure()  # an earlier transactional test's flush may have removed it (CI's order)
     for user in (alice, charlie):
         credits_grant_admin(account=user, amount=500, actor=None, note="tests")
     stores = {**session_stores(), "falkordb_url": tcp_url(primary), "broker_url": rabbitmq_broker}

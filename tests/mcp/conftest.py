@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from billing.services import credits_grant_admin
 from exograph.graphs import store
 from exograph.graphs.models import Graph
+from tests.factories import world_graph_row_ensure
 from tests.live import LiveServer
 
 
@@ -31,14 +32,7 @@ def _world_graph_row(request) -> None:  # type: ignore[no-untyped-def]
         if marker is None or not marker.kwargs.get("transaction"):
             return
     request.getfixturevalue("transactional_db")
-    from exograph.accounts.models import User
-
-    platform, _ = User.objects.get_or_create(
-        email="platform@exograph.internal", defaults={"is_platform": True, "is_active": False, "password": "!"}
-    )
-    Graph.objects.get_or_create(
-        id="world", defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
-    )
+    world_graph_row_ensure()
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from exograph.documents.services import document_text_ingest
 from exograph.graphs import store
 from exograph.graphs.models import Graph, GraphKind
 from exograph.graphs.services import graph_default_for_user
+from tests.factories import world_graph_row_ensure
 from tests.fakes.llm_chat import FakeOpenAIChatServer
 
 QUANTUM = [
@@ -56,12 +57,7 @@ def _world_row_and_stores(request) -> Iterator[None]:  # type: ignore[no-untyped
             yield
             return
         request.getfixturevalue("transactional_db" if marker.kwargs.get("transaction") else "db")
-    platform, _ = User.objects.get_or_create(
-        email="platform@exograph.internal", defaults={"is_platform": True, "is_active": False, "password": "!"}
-    )
-    Graph.objects.get_or_create(
-        id="world", defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
-    )
+    world_graph_row_ensure()
     yield
     for graph_id in Graph.objects.values_list("id", flat=True):
         store.store_drop(f"exo:{graph_id}")
