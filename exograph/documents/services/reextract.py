@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from exograph.documents.extraction import Extraction, document_extract
+from exograph.documents.extraction import document_extract
 from exograph.documents.models import Document, DocumentStatus
-from exograph.documents.services.stages import _title_entity_add
+from exograph.documents.services.stages import _title_entity_add, extraction_graph_inputs
 from exograph.graphs import store
 from exograph.graphs.models import Graph
-from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
+from exograph.graphs.types import ChunkIn
 
 logger = logging.getLogger(__name__)
 
@@ -45,29 +45,6 @@ def _stored_chunks(graph: Graph, document_id: str) -> list[dict[str, Any]]:
         {"doc": document_id},
     )
     return [{"id": r[0], "text": r[1] or "", "page": r[2], "ordinal": int(r[3] or 0), "embedding": r[4]} for r in rows]
-
-
-def _graph_inputs(extraction: Extraction) -> tuple[list[EntityIn], list[MentionIn], list[RelationIn]]:
-    """An extraction as graph_document_write takes it (as the index stage passes it)."""
-    return (
-        [
-            EntityIn(name=e.name, type=e.type, description=e.description, aliases=tuple(e.aliases))
-            for e in extraction.entities
-        ],
-        [MentionIn(chunk_id=m.chunk_id, entity_name=m.name, entity_type=m.type) for m in extraction.mentions],
-        [
-            RelationIn(
-                source_name=r.source,
-                source_type=r.source_type,
-                target_name=r.target,
-                target_type=r.target_type,
-                type=r.type,
-                chunk_ids=tuple(r.chunk_ids),
-                weight=r.weight,
-            )
-            for r in extraction.relations
-        ],
-    )
 
 
 def document_reextract(*, document: Document) -> ReextractResult:
@@ -95,7 +72,7 @@ def document_reextract(*, document: Document) -> ReextractResult:
     ]
     extraction = document_extract(chunks)
     _title_entity_add(extraction, title=document.title, chunk_ids=[c.id for c in chunks])
-    entities, mentions, relations = _graph_inputs(extraction)
+    entities, mentions, relations = extraction_graph_inputs(extraction)
     graph_document_write(
         graph=graph,
         document_id=str(document.id),

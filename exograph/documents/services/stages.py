@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -42,6 +43,9 @@ from exograph.documents.services.state import (
     _stage_queue,
 )
 from exograph.documents.validation import text_decode
+
+if TYPE_CHECKING:
+    from exograph.graphs.types import EntityIn, MentionIn, RelationIn
 
 logger = logging.getLogger(__name__)
 
@@ -306,10 +310,35 @@ def _original_keep(document: Document) -> None:
         DocumentOriginal.objects.update_or_create(document=document, defaults={"data": bytes(data)})
 
 
+def extraction_graph_inputs(extraction: Extraction) -> tuple[list[EntityIn], list[MentionIn], list[RelationIn]]:
+    """An extraction as graph_document_write takes it (the index stage and the re-extraction backfill)."""
+    from exograph.graphs.types import EntityIn, MentionIn, RelationIn
+
+    return (
+        [
+            EntityIn(name=e.name, type=e.type, description=e.description, aliases=tuple(e.aliases))
+            for e in extraction.entities
+        ],
+        [MentionIn(chunk_id=m.chunk_id, entity_name=m.name, entity_type=m.type) for m in extraction.mentions],
+        [
+            RelationIn(
+                source_name=r.source,
+                source_type=r.source_type,
+                target_name=r.target,
+                target_type=r.target_type,
+                type=r.type,
+                chunk_ids=tuple(r.chunk_ids),
+                weight=r.weight,
+            )
+            for r in extraction.relations
+        ],
+    )
+
+
 def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
     """Stage 3: extract entities and relations, write the graph (and the world graph), mark processed."""
     from exograph.graphs.services import graph_document_write
-    from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
+    from exograph.graphs.types import ChunkIn
 
     def work(document: Document) -> None:
         rows = list(DocumentChunk.objects.filter(document=document).order_by("ordinal"))
@@ -322,6 +351,7 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
             return
         _title_entity_add(extraction, title=document.title, chunk_ids=[r.id for r in rows])
+        entities, mentions, relations = extraction_graph_inputs(extraction)
         graph_document_write(
             graph=document.graph,
             document_id=str(document.id),
@@ -337,25 +367,9 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
                 ChunkIn(id=r.id, text=r.text, page=r.page, ordinal=r.ordinal, embedding=list(r.embedding or []))
                 for r in rows
             ],
-            entities=[
-                EntityIn(name=e.name, type=e.type, description=e.description, aliases=tuple(e.aliases))
-                for e in extraction.entities
-            ],
-            mentions=[
-                MentionIn(chunk_id=m.chunk_id, entity_name=m.name, entity_type=m.type) for m in extraction.mentions
-            ],
-            relations=[
-                RelationIn(
-                    source_name=r.source,
-                    source_type=r.source_type,
-                    target_name=r.target,
-                    target_type=r.target_type,
-                    type=r.type,
-                    chunk_ids=tuple(r.chunk_ids),
-                    weight=r.weight,
-                )
-                for r in extraction.relations
-            ],
+            entities=entities,
+            mentions=mentions,
+            relations=relations,
         )
         with transaction.atomic():
             done = Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).update(
