@@ -6,8 +6,9 @@ the next one as due (its lease) before it sends its message, so a message that n
 the lease sweep.
 
 A stage that meets a TransientError (FalkorDB, an embedding or LLM provider down) raises it while
-attempts remain, and Celery retries the task with exponential backoff (`retry_backoff`, jittered,
-capped at RETRY_BACKOFF_MAX seconds) up to MAX_RETRIES times; on the last attempt the stage fails the
+attempts remain, and Celery retries the task with exponential backoff (`retry_backoff`: 2, 4, 8, … seconds,
+capped at RETRY_BACKOFF_MAX) up to MAX_RETRIES times, so a store or provider that is back within two minutes
+loses no document; on the last attempt the stage fails the
 document and refunds it. A PermanentError is never retried: the stage fails the document at once.
 """
 
@@ -31,16 +32,20 @@ from exograph.documents.services import (
     documents_batch_process,
 )
 
-MAX_RETRIES = 5
+MAX_RETRIES = 6
+RETRY_BACKOFF = 2  # seconds before the first retry; doubled each time: 2+4+8+16+32+64 = 126 s of outage survived
 
 RETRYING: dict[str, Any] = {
     "bind": True,
     "queue": Queue.INGEST.value,
     "acks_late": True,
     "autoretry_for": (TransientError,),
-    "retry_backoff": True,
+    "retry_backoff": RETRY_BACKOFF,
     "retry_backoff_max": RETRY_BACKOFF_MAX,
-    "retry_jitter": True,
+    # No full jitter: Celery's draws each wait from [0, backoff], so six retries could all fall within a few
+    # seconds and fail a document while a restarted FalkorDB is still loading (stages start at different times,
+    # so their retries do not fall in step anyway).
+    "retry_jitter": False,
     "max_retries": MAX_RETRIES,
 }
 
