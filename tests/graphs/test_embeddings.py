@@ -100,6 +100,26 @@ def test_local_preserves_order_and_batching_matches_one_by_one(local: Embedder, 
     assert_close(list(reversed(reversed_vectors)), one_by_one)
 
 
+def test_local_batches_group_texts_of_similar_length(local: Embedder, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A batch pads to its longest text: one call's texts go to the model shortest first, so short entity names
+    are not padded to a long title's length (issue 29), and each vector still comes back in its text's place."""
+    assert isinstance(local, LocalEmbedder)
+    model = local._loaded()
+    sent: list[list[str]] = []
+    real_encode = model.encode
+
+    def spying_encode(batch, **kwargs):  # type: ignore[no-untyped-def]
+        sent.append(list(batch))
+        return real_encode(batch, **kwargs)
+
+    monkeypatch.setattr(model, "encode", spying_encode)
+    texts = ["A long sentence about rivers, mountains and trade routes.", "Ada", "A longer name here", "Bo"]
+    settings.EMBEDDING_BATCH_SIZE = 2
+    vectors = local.embed(texts)
+    assert sent == [["Bo", "Ada"], ["A longer name here", "A long sentence about rivers, mountains and trade routes."]]
+    assert_close(vectors, [local.embed_one(text) for text in texts])
+
+
 def test_local_empty_input_whitespace_and_very_long_texts(local: Embedder) -> None:
     assert local.embed([]) == []
     blank, spaces, long_text = local.embed(["", " \n\t ", "knowledge graph " * 5000])
