@@ -172,9 +172,9 @@ def test_a_short_answer_with_a_close_runner_up_is_less_sure_than_a_clear_one() -
 def test_the_reader_embeds_an_evidence_sentence_once_per_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from collections import OrderedDict
 
-    from exograph.chat import services
+    from exograph.chat import generation
 
-    real = services.get_embedder()
+    real = generation.get_embedder()
     sent: list[list[str]] = []
 
     class Counting:
@@ -184,9 +184,9 @@ def test_the_reader_embeds_an_evidence_sentence_once_per_process(monkeypatch) ->
             sent.append(list(texts))
             return real.embed(texts)
 
-    monkeypatch.setattr(services, "get_embedder", Counting)
-    monkeypatch.setattr(services, "_sentence_vectors", OrderedDict())
-    similarity = services._similarity()
+    monkeypatch.setattr(generation, "get_embedder", Counting)
+    monkeypatch.setattr(generation, "_sentence_vectors", OrderedDict())
+    similarity = generation._similarity()
     assert similarity is not None
     texts = [PRODUCT, DISTRACTOR]
     first = similarity("Who makes the BL-9 sensor?", texts)

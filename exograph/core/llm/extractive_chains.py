@@ -1,0 +1,165 @@
+"""The extractive reader's multi-sentence answers (exograph/core/llm/extractive.py): a two-link chain followed
+through a bridge the question does not name, a choice between two options, and yes/no comparisons. Pure."""
+
+from __future__ import annotations
+
+import re
+
+from exograph.core.llm.extractive_spans import _candidates, _spans
+from exograph.core.llm.extractive_text import (
+    _NAME_WORD,
+    _RELATIVE,
+    _WH,
+    _WORD,
+    _families,
+    _found,
+    _Sentence,
+    _stem,
+    _stems,
+    names_in,
+)
+
+# The second link's match to the outer relation below which the chain is not followed.
+CHAIN_MIN = 0.25
+
+
+def _split_chain(question: str) -> tuple[str, str] | None:
+    """(outer, inner) parts of a nested question, or None for a single hop."""
+    text = question.strip().rstrip("?")
+    for match in _RELATIVE.finditer(text):
+        if match.start() > 0 and text[: match.start()].strip().split()[-1:] != [","]:
+            outer, inner = text[: match.start()].strip(), text[match.start() :].strip()
+            if len(outer.split()) >= 2 and len(inner.split()) >= 2:
+                return outer, inner
+    ofs = [m.start() for m in re.finditer(r"\bof\b", text)]
+    if len(ofs) >= 2:
+        cut = ofs[-2]
+        return text[:cut].strip(), text[cut + 2 :].strip()
+    return None
+
+
+def _follow_chain(
+    question: str, sentences: list[_Sentence], kind: str, ranked: list[_Sentence]
+) -> tuple[str, list[_Sentence]] | None:
+    """The far end of a two-link chain and its two sentences (second link first), or None.
+
+    The first link is a sentence matching the question that names a bridge the question does not name. What
+    the question asks beyond that sentence (its words and relation families the first link does not hold)
+    must be matched by a second sentence naming the bridge; that sentence's span of the asked type (not the
+    bridge, not named by the question) is the far end. A question the first link answers whole is not a chain.
+    """
+    asked_names = names_in(question)
+    question_stems = _stems(question)
+    question_families = _families(question)
+    best: tuple[float, str, list[_Sentence]] | None = None
+    for rank, first in enumerate(ranked[:3]):
+        named = f"{first.text} {first.about}"
+        if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
+            continue  # the first link names what the question names (itself, or by a pronoun for its passage's)
+        first_families = _families(first.text)
+        open_families = [f for f in question_families if f not in first_families]
+        family_words = {_stem(w) for f in question_families for w in f}
+        remaining = question_stems - _stems(first.text) - family_words
+        wanted = len(remaining) + len(open_families)
+        if not wanted or not open_families and not remaining:
+            continue
+        bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
+        for bridge in bridges[:4]:
+            for second in sentences:
+                if second.text == first.text or not _found(bridge, second.text):
+                    continue
+                hits = len(remaining & _stems(second.text)) + sum(
+                    1 for f in open_families if f in _families(second.text)
+                )
+                if kind in ("place", "date", "number") and _spans(second.text, kind):
+                    hits += 1  # a where/when/how-many question is answered by a span of that type
+                match = hits / wanted
+                if hits == 0 or match < CHAIN_MIN:
+                    continue
+                spans = _candidates([second], question, kind, exclude=[bridge, *asked_names])
+                if not spans:
+                    continue
+                total = match + 0.5 * first.score - 0.05 * rank
+                if best is None or total > best[0]:
+                    best = (total, spans[0][1], [second, first])
+    if best is None:
+        return None
+    return best[1], best[2]
+
+
+_LATER = re.compile(r"\b(later|last|younger|youngest|newer|newest|recent|recently|after|more recent)\b", re.IGNORECASE)
+
+
+def _subject(name: str, text: str) -> bool:
+    """name's last word is among text's first eight words (the sentence is about it)."""
+    words = _NAME_WORD.findall(name.casefold())
+    return bool(words) and _stem(words[-1]) in {_stem(w) for w in _NAME_WORD.findall(text.casefold())[:8]}
+
+
+def _year_after(name: str, text: str) -> int | None:
+    """The first year written after name's last word in text (a birth, release or founding year follows the
+    name it dates: "Terry Richardson (born August 14, 1965)"), or None."""
+    words = _NAME_WORD.findall(name.casefold())
+    if not words:
+        return None
+    last = _stem(words[-1])
+    for match in _NAME_WORD.finditer(text):
+        if _stem(match.group(0).casefold()) == last:
+            year = re.search(r"\b(1\d{3}|20\d{2})\b", text[match.end() :])
+            return int(year.group(1)) if year else None
+    return None
+
+
+def _either(question: str, sentences: list[_Sentence]) -> tuple[str, list[_Sentence]] | None:
+    """'Which came first, A or B?': the option the evidence favours (by the years beside each option when
+    the question compares time, else by the best sentence naming it), with the sentences naming them."""
+    text = question.strip()
+    match = re.search(r"(?:[,:]|\b(?:between|either))\s*([^,:?]+?)\s+or\s+([^,?]+?)\s*\??$", text) or re.search(
+        r"^\w+\s+(.+?)\s+or\s+(.+?)\s*\??$", text
+    )
+    if match is None:
+        return None
+    options = []
+    for raw in (match.group(1), match.group(2)):
+        named = names_in(raw)
+        options.append(named[0] if named and raw[:1].islower() is False else raw.strip(" \"'“”"))
+    options = [re.sub(r"^(?:the film|the band|the|a|an)\s+", "", o, flags=re.IGNORECASE) or o for o in options]
+    found: list[tuple[str, _Sentence | None, int | None]] = []
+    for option in options:
+        holding = [s for s in sentences if _found(option, s.text)]
+        best = max(holding, key=lambda s: s.score) if holding else None
+        # The option's own sentences (it is their subject, named in the first words) date it: its earliest year.
+        dated = [(y, s) for s in holding if _subject(option, s.text) and (y := _year_after(option, s.text))]
+        dated = sorted(dated[:3], key=lambda t: t[0])
+        if dated:
+            best = dated[0][1]
+        found.append((option, best, dated[0][0] if dated else None))
+    if all(best is None for _, best, _ in found):
+        return None
+    temporal = re.search(r"\b(first|earlier|older|oldest|before|born|released|founded|came out|died)\b", question, re.I)
+    if temporal and all(year is not None for _, _, year in found):
+        later = bool(_LATER.search(question))
+        chosen = sorted(found, key=lambda t: t[2] or 0, reverse=later)[0]
+    else:
+        chosen = max(found, key=lambda t: t[1].score if t[1] else -1.0)
+    support: list[_Sentence] = []
+    for _, best, _ in [chosen, *found]:
+        if best is not None and all(best is not s for s in support):
+            support.append(best)
+    return chosen[0], support
+
+
+def _yes_no(question: str, ranked: list[_Sentence]) -> str:
+    """yes when every name the question compares is found with the asked terms, else no (comparisons)."""
+    q = question.casefold()
+    if " or " in q:
+        return ""
+    names = [n for n in names_in(question) if n.casefold() not in _WH]
+    if len(names) < 2:
+        return ""
+    asked = _stems(question) - {_stem(w) for n in names for w in _WORD.findall(n.casefold())}
+    per_name: list[set[str]] = []
+    for name in names[:2]:
+        holding = [s for s in ranked if _found(name, s.text)]
+        per_name.append(set().union(*(_stems(s.text) for s in holding[:2])) & asked if holding else set())
+    return "yes" if per_name[0] & per_name[1] or (not asked) else "no"

@@ -1,0 +1,219 @@
+"""The extractive reader's text handling (exograph/core/llm/extractive.py): sentences, names, stems, the
+patterns of dates and numbers, and the relation families a question's verb is matched by. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)(?<!\bNo\.)(?<!\bvs\.)"
+    r"(?<!\b[A-Z]\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])"
+)
+_WORD = re.compile(r"[^\W_]{3,}")
+_STOP = frozenset(
+    "the and for are was were with that this from what which who whom whose when where why how does did "
+    "has have had into about over than then them they their there its his her our you your not but can "
+    "tell me give list show any all some".split()
+)
+# Words a question uses to ask, not to name what it asks about (left out of its content terms).
+_ASKING = frozenset(
+    "name named called is be been being also both same either one ones many much long old year years "
+    "kind type first".split()
+)
+_OPENERS = frozenset(
+    "the a an however but and so then also in on at for this that these those it its there their our we "
+    "i you he she they yes no according based both each every some many most when while although if "
+    "after before since as by from with who whom whose what which where why how is are was were do does "
+    "did can could has have had will would should his her".split()
+)
+_CONNECTORS = frozenset("of de del della der van von la le du da di y and & the for on upon".split())
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December|"
+    "Jan\\.?|Feb\\.?|Mar\\.?|Apr\\.?|Jun\\.?|Jul\\.?|Aug\\.?|Sep\\.?|Sept\\.?|Oct\\.?|Nov\\.?|Dec\\.?"
+)
+_DATE = re.compile(
+    rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{3,4}}|(?:{_MONTHS})\s+\d{{3,4}}|"
+    r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent))?(?![\w])"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b",
+    re.IGNORECASE,
+)
+_CALENDAR = re.compile(
+    rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
+    re.IGNORECASE,
+)
+# A nationality or demonym, also hyphenated ("Bangladeshi-British"): never a person's name.
+_NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)(?:-[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i))*$")
+_TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]", re.UNICODE)
+_PRONOUN = re.compile(r"^(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)  # a sentence about its passage's subject
+_RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
+_WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
+_YESNO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE)
+
+# Verbs that say one link in other words: a question's relation matches a sentence holding any word of its
+# family. Small and documented on purpose; embeddings (when given) do the rest.
+RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
+    frozenset(words.split())
+    for words in (
+        "own owns owned owner owners owning acquire acquired acquires acquisition bought buy buys purchase "
+        "purchased parent subsidiary took takeover",
+        "make makes made maker manufacture manufactures manufactured manufacturer produce produces produced "
+        "producer build builds built builder assemble assembled fabricates fabricated",
+        "start started starts found founded founder founders establish established create created "
+        "launch launched co-founded cofounded",
+        "head heads headed lead leads led leader direct directs directed director chief ceo chair chairs "
+        "chaired run runs ran manage manages managed manager president",
+        "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
+        "vendor supplies supplied supplier",
+        "born birth birthplace native",
+        "die died death",
+        "wrote write writes written author authored writer penned",
+        "play plays played player member joined",
+        "marry married spouse wife husband",
+        "locate located based headquartered headquarters situated lies host hosts hosted home",
+    )
+)
+
+
+Similarity = Callable[[str, Sequence[str]], list[float]]
+
+
+@dataclass
+class _Sentence:
+    n: int
+    text: str
+    position: int
+    words: float = 0.0
+    meaning: float = 0.0
+    about: str = ""  # the passage's subject when the sentence opens with a pronoun ("He worked ..."), else ""
+
+    @property
+    def score(self) -> float:
+        return self.words if self.meaning <= 0 else 0.5 * self.words + 0.5 * self.meaning
+
+
+def _stem(word: str) -> str:
+    word = word.casefold()
+    for suffix in ("ations", "ation", "ings", "ing", "ers", "ies", "ied", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word[:6]
+
+
+def _terms(text: str) -> set[str]:
+    return {word for word in _WORD.findall(text.casefold()) if word not in _STOP}
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(word) for word in _terms(text) if word not in _ASKING}
+
+
+def sentences_of(text: str) -> list[str]:
+    """A text's sentences (evidence snippets may start or end mid-sentence; ellipses are stripped)."""
+    text = " ".join(text.replace("…", " ").split())
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+def whole_sentences(text: str) -> list[str]:
+    """A passage's complete sentences: a snippet's cut first and last pieces and table-like rows left out."""
+    raw = " ".join(text.split())
+    # Table cells are pieces of their own (never glued to the sentence before them).
+    parts = [part.strip() for block in re.split(r"\s*\|\s*", raw) for part in _SENTENCE.split(block) if part.strip()]
+    if parts and raw.startswith("…"):
+        parts = parts[1:]
+    if parts and (raw.endswith("…") or parts[-1][-1:] not in ".!?\"')"):
+        parts = parts[:-1] if len(parts) > 1 or raw.endswith("…") else parts
+    out = []
+    for part in parts:
+        part = part.strip("… ").strip()
+        if len(part) < 12 or len(part) > 400 or "|" in part or "\t" in part:
+            continue
+        digits = sum(ch.isdigit() for ch in part)
+        if digits > 0.3 * len(part):
+            continue
+        out.append(part)
+    return out
+
+
+def names_in(text: str) -> list[str]:
+    """Runs of capitalised words (joined by of/de/van/...), numbers and dates; the first word of a sentence
+    counts only when it is not a common opener."""
+    tokens = _TOKEN.findall(text)
+    runs: list[str] = []
+    current: list[str] = []
+
+    def close() -> None:
+        while current and current[-1].casefold() in _CONNECTORS:
+            current.pop()
+        while current and current[0].casefold() in _OPENERS:
+            current.pop(0)
+        if current:
+            runs.append(" ".join(current).strip(".,"))
+        current.clear()
+
+    for index, token in enumerate(tokens):
+        starts = index == 0 or tokens[index - 1] in '.!?"“(:;'
+        capital = token[:1].isupper() or (token[:1].isdigit() and any(ch.isalpha() for ch in token))
+        if capital and not (starts and token.casefold() in _OPENERS):
+            current.append(token)
+        elif (
+            current and token.casefold() in _CONNECTORS and index + 1 < len(tokens) and tokens[index + 1][:1].isupper()
+        ):
+            current.append(token)
+        else:
+            close()
+    close()
+    return [
+        run
+        for run in dict.fromkeys(runs)
+        if run and any(ch.isalpha() for ch in run) and not _CALENDAR.fullmatch(run) and run.casefold() not in _OPENERS
+    ]
+
+
+_NAME_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+
+
+@lru_cache(maxsize=4096)
+def _all_stems(text: str) -> frozenset[str]:
+    words = _NAME_WORD.findall(text.casefold())
+    return frozenset(_stem(w) for w in words) | frozenset(_stem(p) for w in words for p in re.split(r"[-'’]", w))
+
+
+def _found(name: str, text: str) -> bool:
+    """Every word of name (stemmed; a possessive 's dropped) occurs in text."""
+    words = [
+        re.sub(r"['’]s$", "", w) for w in _NAME_WORD.findall(name.casefold()) if w not in _STOP and w not in _CONNECTORS
+    ]
+    have = _all_stems(text)
+    return bool(words) and all(_stem(w) in have for w in words)
+
+
+def _question_keys(question: str) -> list[str]:
+    """The question's names and figures (what the evidence must be about)."""
+    keys = [name for name in names_in(question) if name.casefold() not in _WH]
+    keys.extend(m.group(0) for m in _NUMBER.finditer(question) if any(ch.isdigit() for ch in m.group(0)))
+    return list(dict.fromkeys(keys))
+
+
+def _family_match(query: str, sentence: str) -> float:
+    """1.0 when the query and the sentence share a relation family, else 0."""
+    asked = {w for w in _WORD.findall(query.casefold())}
+    said = {w for w in _WORD.findall(sentence.casefold())}
+    return 1.0 if any(asked & family and said & family for family in RELATION_FAMILIES) else 0.0
+
+
+def _word_match(wanted: set[str], sentence: str, family: float) -> float:
+    if not wanted:
+        return 0.0
+    have = _stems(sentence)
+    return min(1.0, (len(wanted & have) + 0.5 * family) / len(wanted))
+
+
+def _families(text: str) -> list[frozenset[str]]:
+    words = set(_WORD.findall(text.casefold()))
+    return [family for family in RELATION_FAMILIES if words & family]
