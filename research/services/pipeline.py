@@ -42,7 +42,7 @@ from exograph.sources.filters import domain_excluded
 from research.events import research_event_send
 from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.selectors import research_keys_read
-from research.services.sessions import research_session_complete, research_session_fail
+from research.services.closing import research_session_complete, research_session_fail
 from research.services.writing import (
     Fact,
     SourceDigest,
