@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
+from urllib.parse import urlsplit
 
 import redis
 from django.conf import settings
@@ -19,6 +21,7 @@ from django.views.decorators.http import require_GET
 
 from exograph.core.api import DATABASE_RETRY_AFTER, api_not_found, api_server_error, database_outage, error_body
 from exograph.core.errors import Warming
+from exograph.core.falkor import DEFAULT, SENTINEL_SCHEMES, falkordb_client, falkordb_primaries
 from exograph.core.stores import server_label, server_of
 
 logger = logging.getLogger(__name__)
@@ -49,8 +52,35 @@ def _check_redis(timeout: float) -> None:
     _ping(settings.REDIS_URL, timeout)
 
 
+def _ping_primary(server: str, timeout: float) -> None:
+    """PING one FalkorDB primary: a fresh client with the check's timeout on its URL; a Sentinel-managed one through
+    the process's client (Sentinel names the server; the readiness deadline bounds the wait)."""
+    url = falkordb_primaries()[server]
+    if urlsplit(url).scheme in SENTINEL_SCHEMES:
+        falkordb_client(server).connection.ping()
+    else:
+        _ping(url, timeout)  # the server; the graph calls' own pool has its longer socket timeout
+
+
 def _check_falkordb(timeout: float) -> None:
-    _ping(settings.FALKORDB_URL, timeout)  # the server; the graph calls' own pool has its longer socket timeout
+    _ping_primary(DEFAULT, timeout)
+
+
+def _primary_checks() -> tuple[dict[str, Callable[..., None]], dict[str, str], dict[str, Callable[[], str]]]:
+    """A check for each FalkorDB primary besides the default (FALKORDB_PRIMARIES): its graphs are unreachable
+    when it is down, so the process is not ready. Returns the checks, their names and their servers' URLs."""
+    checks: dict[str, Callable[..., None]] = {}
+    names: dict[str, str] = {}
+    servers: dict[str, Callable[[], str]] = {}
+    for server, url in falkordb_primaries().items():
+        if server == DEFAULT:
+            continue
+        key = f"falkordb_{server}"
+        checks[key] = partial(_ping_primary, server)
+        names[key] = f"FalkorDB graph store primary {server!r}"
+        if urlsplit(url).scheme not in SENTINEL_SCHEMES:
+            servers[key] = partial(str, url)
+    return checks, names, servers
 
 
 # name -> check(timeout); apps add theirs in AppConfig.ready (core imports nothing of theirs). A check raises when
@@ -90,7 +120,10 @@ def readiness() -> tuple[dict[str, str], list[str]]:
     Components on one server that fails to answer (timeout, connection error) are one cause, naming the server
     and what it serves; they all get its status (never `ok` beside `timeout` for one server)."""
     timeout = float(settings.READYZ_CHECK_TIMEOUT)
-    checks = dict(CHECKS)
+    primaries, primary_names, primary_servers = _primary_checks()
+    checks = {**CHECKS, **primaries}
+    names_of = {**NAMES, **primary_names}
+    servers_of = {**SERVERS, **primary_servers}
     pool = ThreadPoolExecutor(max_workers=len(checks), thread_name_prefix="readyz")
     try:
         futures = {name: pool.submit(_run, check, timeout) for name, check in checks.items()}
@@ -114,8 +147,8 @@ def readiness() -> tuple[dict[str, str], list[str]]:
     servers: dict[str, list[str]] = {}  # server -> the checks of components it serves
     urls: dict[str, str] = {}
     for name in checks:
-        if name in SERVERS:
-            url = SERVERS[name]()
+        if name in servers_of:
+            url = servers_of[name]()
             servers.setdefault(server_of(url), []).append(name)
             urls[server_of(url)] = url
     causes: list[str] = []
@@ -129,16 +162,16 @@ def readiness() -> tuple[dict[str, str], list[str]]:
             results[name] = status
         grouped.update(names)
         what = f"did not answer within {timeout:g} s" if status == "timeout" else "is unreachable"
-        causes.append(f"{server_label(urls[server])} (serving {', '.join(NAMES[n] for n in names)}) {what}")
+        causes.append(f"{server_label(urls[server])} (serving {', '.join(names_of[n] for n in names)}) {what}")
     for name, status in results.items():
         if status == "ok" or name in grouped:
             continue
         if status == "timeout":
-            causes.append(f"{NAMES[name]} did not answer within {timeout:g} s")
+            causes.append(f"{names_of[name]} did not answer within {timeout:g} s")
         elif status == "warming":
-            causes.append(f"{NAMES[name]} is still warming up")
+            causes.append(f"{names_of[name]} is still warming up")
         else:
-            causes.append(f"{NAMES[name]} unreachable")
+            causes.append(f"{names_of[name]} unreachable")
     return results, causes
 
 

@@ -74,3 +74,21 @@ def test_components_sharing_a_server_that_is_down_are_one_cause(client, settings
     message = body["error"]["message"]
     assert message.count(f"the server at {tmp_path}/nothing-here.sock") == 1
     assert "(serving Redis, FalkorDB graph store) is unreachable" in message
+
+
+def test_every_configured_falkordb_primary_is_checked_not_only_the_default(client, settings, tmp_path, monkeypatch):
+    """A second primary (FALKORDB_PRIMARIES) holds graphs placed on it: when it is down the process is not ready
+    (before, /readyz pinged FALKORDB_URL alone and answered 200); when it answers, it is `ok` by name."""
+    monkeypatch.setitem(health.CHECKS, "embeddings", lambda: None)
+    settings.FALKORDB_PRIMARIES = f"second=unix://{tmp_path}/second-down.sock"
+    down = client.get("/readyz")
+    assert down.status_code == 503
+    body = down.json()
+    assert body["checks"]["falkordb"] == "ok"
+    assert body["checks"]["falkordb_second"] == "unavailable: ConnectionError"
+    assert body["error"]["message"] == "Not ready: FalkorDB graph store primary 'second' unreachable."
+
+    settings.FALKORDB_PRIMARIES = f"second={settings.FALKORDB_URL}"
+    up = client.get("/readyz")
+    assert up.status_code == 200
+    assert up.json()["checks"]["falkordb_second"] == "ok"
