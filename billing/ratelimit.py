@@ -24,6 +24,7 @@ from exograph.core.ratelimit import (
     address_throttle,
     ratelimit_redis_check,
     window_count,
+    window_count_after_address_check,
 )
 
 __all__ = [
@@ -61,24 +62,34 @@ def ratelimit_hit(*, user_id: int, now_ms: int | None = None) -> RateLimitResult
     """Count one request of an account (now_ms: the request's time; None: Redis's clock).
 
     Raises ServiceUnavailable (503) if Redis cannot be reached."""
+    return window_count(**_account_windows(user_id=user_id), now_ms=now_ms)
+
+
+def _account_windows(*, user_id: int) -> dict[str, Any]:
+    """The account counter's key and windows (its plan's per-minute and per-day limits)."""
     limits = plan_limits(user_id=user_id)
-    return window_count(
-        key=f"rls:{{{user_id}}}",
-        short=(int(limits["per_minute"]), MINUTE_MS),
-        long=(int(limits["per_day"]), DAY_MS),
-        names=("minute", "day"),
-        now_ms=now_ms,
-    )
+    return {
+        "key": f"rls:{{{user_id}}}",
+        "short": (int(limits["per_minute"]), MINUTE_MS),
+        "long": (int(limits["per_day"]), DAY_MS),
+        "names": ("minute", "day"),
+    }
 
 
 class AccountRateThrottle(BaseThrottle):
-    """Counts every authenticated API request of an account; unauthenticated requests are not counted."""
+    """Counts every authenticated API request of an account; unauthenticated requests are not counted.
+
+    First of the default throttles, it also settles the failed-key check API-key authentication left on the request
+    (exograph.core.ratelimit): the address looked at, and the account counted only if the address is within its
+    limit, in one Redis round trip."""
+
+    settles_address_check = True
 
     def allow_request(self, request: Any, view: Any) -> bool:
         user = getattr(request, "user", None)
         if user is None or not getattr(user, "is_authenticated", False):
             return True
-        result = ratelimit_hit(user_id=user.pk)
+        result = window_count_after_address_check(request, **_account_windows(user_id=user.pk))
         request._request.ratelimit = result
         if not result.allowed:
             raise RateLimited(

@@ -11,7 +11,7 @@ from exograph.accounts.models import User
 from exograph.accounts.services import api_key_authenticate
 from exograph.core.errors import Unauthenticated
 from exograph.core.proxies import client_ip
-from exograph.core.ratelimit import address_throttle
+from exograph.core.ratelimit import address_check_defer, address_throttle, throttle_settles_address_check
 from exograph.core.spending import spending_key_use
 
 
@@ -38,15 +38,30 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw = x_api_key
         else:
             return None
-        # Failed keys are counted per client address; past the limit every key from there gets 429
-        # (even a right one, or guessing would still learn when it hits).
+        # Failed keys are counted per client address; past the limit every key from there gets 429 (even a right one,
+        # or guessing would still learn when it hits). A wrong key costs one call: counted, or refused uncounted past
+        # the limit. The check of a right key is looked at (never counted) before the database is asked, else it is
+        # left to the view's first throttle, which asks it with the account's count in one round trip, or to the error
+        # answer of anything refused before that throttle (exograph.core.ratelimit.address_check_defer).
         address = client_ip(request)
-        address_throttle(action="api_key", address=address, count=False)
+        checked = False
+
+        def address_check() -> None:
+            nonlocal checked
+            checked = True
+            address_throttle(action="api_key", address=address, count=False)
+
         try:
-            key = api_key_authenticate(raw=raw)
+            key = api_key_authenticate(raw=raw, before_database=address_check)
         except Unauthenticated:
             address_throttle(action="api_key", address=address)
             raise
+        if not checked:
+            view = request.parser_context.get("view") if request.parser_context else None
+            if throttle_settles_address_check(view):
+                address_check_defer(request._request, action="api_key", address=address)
+            else:
+                address_check()
         request._request.api_key = key  # type: ignore[attr-defined]
         # Spends of this request count against the key (its monthly cap, if any, is checked where money is spent:
         # billing.services.caps).

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -366,8 +367,11 @@ def api_key_revoke(*, actor: User, key_id: int, acting_key: ApiKey | None = None
     return key
 
 
-def api_key_authenticate(*, raw: str) -> ApiKey:
-    """Resolve a presented secret to its active key. Raises Unauthenticated with the reason and the fix."""
+def api_key_authenticate(*, raw: str, before_database: Callable[[], None] | None = None) -> ApiKey:
+    """Resolve a presented secret to its active key. Raises Unauthenticated with the reason and the fix.
+
+    before_database: called before the key is looked up in the database (not found in the lookup cache); what it
+    raises, the lookup raises (the failed-key address check: a guesser over its limit never reaches the database)."""
     raw = raw.strip()
     expected = settings.API_KEY_PREFIX
     if not raw.startswith(expected):
@@ -388,7 +392,7 @@ def api_key_authenticate(*, raw: str) -> ApiKey:
             code="invalid_api_key",
             hint="Copy the whole key shown when you created it, or create a new one on the API keys page.",
         )
-    key = _api_key_lookup(prefix)
+    key = _api_key_lookup(prefix, before_database=before_database)
     if key is None or not hmac.compare_digest(key.digest, _digest(raw)):
         raise Unauthenticated(
             "Unknown API key.", code="invalid_api_key", hint="Check the key, or create a new one on the API keys page."
@@ -483,13 +487,15 @@ def _api_key_cache_set(key: ApiKey) -> None:
         logger.warning("API-key cache unavailable; authenticating from the database")
 
 
-def _api_key_lookup(prefix: str) -> ApiKey | None:
+def _api_key_lookup(prefix: str, *, before_database: Callable[[], None] | None = None) -> ApiKey | None:
     try:
         cached = _api_key_from_entry(cache.get(_api_key_cache_name(prefix)))
     except redis.RedisError:
         cached = None
     if cached is not None:
         return cached
+    if before_database is not None:
+        before_database()
     key = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
     if key is not None:
         _api_key_cache_set(key)

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from exograph.core.errors import ExoGraphError, ServiceUnavailable
 from exograph.core.parsers import UNTEXT
+from exograph.core.ratelimit import address_check_settle
 
 if TYPE_CHECKING:  # the AUTH_USER_MODEL, resolved by django-stubs; core imports no app of ours
     from django.contrib.auth.models import _User as User
@@ -120,6 +121,14 @@ def database_outage(exc: BaseException | None) -> ServiceUnavailable | None:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every error of every endpoint leaves through here."""
     headers: dict[str, str] = {}
+    request = context.get("request")
+    if request is not None:
+        # An error before the throttle (a permission's 403) must not answer a right API key differently from a wrong
+        # one while the address is over its failed-key limit: the check authentication deferred answers first.
+        try:
+            address_check_settle(request)
+        except ExoGraphError as refused:
+            exc = refused
     exc = database_outage(exc) or exc
     if isinstance(exc, ExoGraphError):
         headers.update(exc.headers)

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from billing.ratelimit import plan_limits, ratelimit_hit
 from exograph.accounts.models import User
+from exograph.accounts.services import api_key_create
 from tests.billing.conftest import run_concurrently
 from tests.factories import UserFactory
 
@@ -238,3 +239,79 @@ def test_failed_api_keys_are_throttled_per_address_even_for_a_then_valid_key(ali
     assert other.status_code == 200
     for _ in range(5):  # successes from an address never count against it
         assert APIClient(REMOTE_ADDR="198.51.100.4").get("/api/v1/me/", HTTP_AUTHORIZATION=valid).status_code == 200
+
+
+def _guess_until_throttled(address: str, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.ANON_THROTTLES = {
+        **settings.ANON_THROTTLES,
+        "api_key": {"per_window": 3, "window_seconds": 60, "per_day": 100},
+    }
+    guesser = APIClient(REMOTE_ADDR=address)
+    for n in range(3):
+        assert guesser.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer exo_guess{n:04d}_nope").status_code == 401
+
+
+@pytest.mark.django_db
+def test_a_right_read_only_key_over_the_address_limit_gets_429_not_its_403(alice, settings):
+    """The failed-key check of a right key is left to the account throttle (one round trip with the account's count);
+    a permission refusal before that throttle must still answer 429 like a wrong key, never the read-only key's 403."""
+    secret = api_key_create(actor=alice, name="reader", read_only=True).secret
+    elsewhere = APIClient(REMOTE_ADDR="198.51.100.7")
+    elsewhere.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert elsewhere.get("/api/v1/me/").status_code == 200  # the key is now in the lookup cache
+    _guess_until_throttled("203.0.113.20", settings)
+    reader = APIClient(REMOTE_ADDR="203.0.113.20")
+    reader.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    write = reader.post("/api/v1/keys/", {"name": "more"}, format="json")
+    assert write.status_code == 429 and write.json()["error"]["code"] == "api_key_throttled"
+    assert 1 <= int(write["Retry-After"]) <= 60
+    read = reader.get("/api/v1/me/")
+    assert read.status_code == 429 and read.json()["error"]["code"] == "api_key_throttled"
+    assert "RateLimit-Limit" not in read
+    # Neither refusal counted against the account; the right key's write from elsewhere is still its 403.
+    assert elsewhere.get("/api/v1/me/")["RateLimit-Remaining"] == "58"
+    assert elsewhere.post("/api/v1/keys/", {"name": "more"}, format="json").json()["error"]["code"] == "key_read_only"
+
+
+@pytest.mark.django_db
+def test_a_right_key_on_a_view_without_the_account_throttle_is_refused_at_authentication(alice, alice_key, settings):
+    from rest_framework.test import APIRequestFactory
+    from rest_framework.views import APIView
+
+    from exograph.accounts.authentication import ApiKeyAuthentication
+
+    class Unthrottled(APIView):
+        authentication_classes = [ApiKeyAuthentication]
+        throttle_classes: list[type] = []
+
+        def get(self, request):  # type: ignore[no-untyped-def]
+            from rest_framework.response import Response
+
+            return Response({"ok": True})
+
+    def get(address: str):  # type: ignore[no-untyped-def]
+        request = APIRequestFactory().get("/x/", HTTP_AUTHORIZATION=f"Bearer {alice_key}", REMOTE_ADDR=address)
+        return Unthrottled.as_view()(request)
+
+    assert get("198.51.100.8").status_code == 200  # cached
+    _guess_until_throttled("203.0.113.21", settings)
+    refused = get("203.0.113.21")
+    assert refused.status_code == 429 and refused.data["error"]["code"] == "api_key_throttled"
+
+
+@pytest.mark.django_db
+def test_a_keyed_request_asks_the_limiter_once(alice_client, monkeypatch):
+    """The failed-key check and the account's count are one script call (one Redis round trip) for a cached key."""
+    from exograph.core import ratelimit
+
+    calls: list[bool] = []
+    real = ratelimit._run
+
+    def counted(*, pair: bool, keys: list[str], args: list[int]):  # type: ignore[no-untyped-def]
+        calls.append(pair)
+        return real(pair=pair, keys=keys, args=args)
+
+    assert alice_client.get("/api/v1/me/").status_code == 200  # the first request reads the key from the database
+    monkeypatch.setattr(ratelimit, "_run", counted)
+    assert alice_client.get("/api/v1/me/").status_code == 200
+    assert calls == [True]
