@@ -17,32 +17,35 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from billing.models import Hold, HoldStatus
-from exograph.core.errors import Conflict, ExoGraphError, PermanentError, ServiceUnavailable, TransientError
+from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, TransientError
 from exograph.core.leases import LeaseBusy, LeaseKind, lease_hold, lease_kind_register, lease_park
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.embeddings import embedding_similarity
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
-from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceBudgetExhausted, SourceHit
+from exograph.sources.base import SourceBudgetExhausted, SourceHit
 from exograph.sources.filters import domain_excluded
-from research.events import research_event_send
 from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.selectors import research_keys_read
 from research.services.closing import research_session_complete, research_session_fail
+from research.services.steps import (
+    EXCERPT_CHARS,
+    RunSteps,
+    Stopped,
+    hit_from,
+    hit_to,
+    same_source_keys,
+    step_capture_key,
+)
 from research.services.writing import (
     Fact,
     SourceDigest,
@@ -58,157 +61,12 @@ logger = logging.getLogger(__name__)
 DONE, WAIT, STOPPED = "done", "wait", "stopped"
 RESEARCH_LEASE = "research.session"
 RETRY_WAIT_SECONDS = 60  # the longest countdown of the run task's retries (research/tasks.py)
-EXCERPT_CHARS = 3000
 # Progress (percent) at the start of each phase.
 PERCENT = {"plan": 5, "search": 10, "read": 30, "index": 80, "synthesise": 90}
 
 
-class _Stopped(Exception):
-    """The session was cancelled (or its hold closed) while the pipeline ran."""
-
-
-def _capture_key(session: ResearchSession, step_key: str) -> str:
-    return f"research:{session.id}:step:{step_key}"
-
-
-def _hit_from(data: dict[str, Any]) -> SourceHit:
-    published = data.get("published")
-    return SourceHit(
-        adapter=str(data["adapter"]),
-        kind=data["kind"],
-        key=str(data["key"]),
-        title=str(data.get("title") or "")[:500],
-        url=str(data.get("url") or ""),
-        snippet=str(data.get("snippet") or ""),
-        published=date.fromisoformat(published) if published else None,
-        authors=tuple(data.get("authors") or ()),
-    )
-
-
-def _hit_to(hit: SourceHit) -> dict[str, Any]:
-    data = asdict(hit)
-    data["published"] = hit.published.isoformat() if hit.published else None
-    data["authors"] = list(hit.authors)
-    data["snippet"] = hit.snippet[:EXCERPT_CHARS]
-    return data
-
-
-def _same_source_keys(hit: dict[str, Any]) -> set[str]:
-    """The keys under which two hits are one source: the adapter key, the URL (no scheme, www, query or trailing
-    slash) and the title (letters and digits only, case folded)."""
-    keys = {f"key:{hit['key']}"}
-    url = str(hit.get("url") or "").strip()
-    if url:
-        bare = re.sub(r"^[a-z]+://(www\.)?", "", url.casefold()).split("#")[0].split("?")[0].rstrip("/")
-        keys.add(f"url:{bare}")
-    title = re.sub(r"[\W_]+", " ", str(hit.get("title") or "").casefold()).strip()
-    if len(title) >= 12:
-        keys.add(f"title:{title}")
-    return keys
-
-
-class _Run:
-    def __init__(self, session: ResearchSession) -> None:
-        self.session = session
-        self.prices = settings.RESEARCH_STEP_PRICES[session.model]
-        self.steps = {s.key: s for s in ResearchStep.objects.filter(session=session)}
-        self.budget = RequestBudget(remaining=int(settings.RESEARCH_MAX_SOURCE_REQUESTS))
-        self.notes: list[str] = []
-        options = session.options or {}
-        self.options = SearchOptions(
-            date_from=date.fromisoformat(options["date_from"]) if options.get("date_from") else None,
-            date_to=date.fromisoformat(options["date_to"]) if options.get("date_to") else None,
-            excluded_domains=tuple(options.get("excluded_domains") or ()),
-        )
-        self._adapters: list[SourceAdapter] | None = None
-
-    # --- plumbing -------------------------------------------------------------------------------
-
-    def adapters(self) -> list[SourceAdapter]:
-        from research.sources import adapters_for
-
-        if self._adapters is None:
-            self._adapters = adapters_for(list((self.session.options or {}).get("sources") or ["local"]))
-        return self._adapters
-
-    def hold(self) -> Hold:
-        hold = Hold.objects.filter(pk=self.session.hold_id).first() if self.session.hold_id else None
-        if hold is None or hold.status != HoldStatus.OPEN:
-            raise _Stopped()
-        return hold
-
-    def remaining(self) -> int:
-        return self.hold().remaining
-
-    def check_active(self) -> None:
-        status = ResearchSession.objects.filter(pk=self.session.pk).values_list("status", flat=True).first()
-        if status not in ACTIVE_STATUSES:
-            raise _Stopped()
-
-    def progress(self, *, step: str, percent: int, **counts: int) -> None:
-        from billing.services import credits_hold_touch
-
-        fields: dict[str, Any] = {"step": step, "percent": max(0, min(99, percent)), **counts}
-        ResearchSession.objects.filter(pk=self.session.pk).update(modified=timezone.now(), **fields)
-        for name, value in fields.items():
-            setattr(self.session, name, value)
-        try:
-            credits_hold_touch(hold=self.hold())  # a long session keeps its hold alive
-        except Conflict as exc:
-            raise _Stopped() from exc
-        research_event_send(self.session)
-
-    def affordable(self, cost: int, *, reserve: int = 0) -> bool:
-        return self.remaining() >= cost + reserve
-
-    def done(self, key: str) -> ResearchStep | None:
-        return self.steps.get(key)
-
-    def store(
-        self,
-        key: str,
-        *,
-        result: dict[str, Any],
-        cost: int,
-        source: dict[str, Any] | None = None,
-        also: Callable[[], object] | None = None,
-    ) -> None:
-        """Capture the step's price and store its result (and its source, and `also`) in one transaction."""
-        from billing.services import credits_capture
-
-        try:
-            with transaction.atomic():
-                if cost:
-                    credits_capture(
-                        hold=self.hold(),
-                        amount=cost,
-                        idempotency_key=_capture_key(self.session, key),
-                        reference=f"research {self.session.id} step {key.split(':')[0]}",
-                    )
-                step = ResearchStep.objects.create(
-                    session=self.session, key=key, ordinal=len(self.steps) + 1, result=result, credits=cost
-                )
-                if source is not None:
-                    number = ResearchSource.objects.filter(session=self.session).count() + 1
-                    ResearchSource.objects.create(session=self.session, number=number, **source)
-                    result["number"] = number
-                    ResearchStep.objects.filter(pk=step.pk).update(result=result)
-                ResearchSession.objects.filter(pk=self.session.pk).update(credits_spent=F("credits_spent") + cost)
-                if also is not None:
-                    also()
-        except IntegrityError:
-            # Another delivery of this task stored the step first: keep its result (its capture is the one).
-            existing = ResearchStep.objects.filter(session=self.session, key=key).first()
-            if existing is None:
-                raise
-            self.steps[key] = existing
-            return
-        except Conflict as exc:  # the hold closed under us: cancelled
-            raise _Stopped() from exc
-        self.steps[key] = step
-        self.session.refresh_from_db(fields=["credits_spent"])
-
-    # --- steps ----------------------------------------------------------------------------------
+class _Run(RunSteps):
+    """The pipeline's steps over a run's stored steps (RunSteps): each skips itself when already stored."""
 
     def plan(self) -> list[str]:
         key = "plan"
@@ -246,7 +104,7 @@ class _Run:
                     logger.info("research %s: source %s unavailable (%s)", self.session.id, adapter.name, exc.code)
                     errors.append(f"{adapter.name} unavailable")
                     continue
-                hits.extend(_hit_to(hit) for hit in found)
+                hits.extend(hit_to(hit) for hit in found)
             self.store(key, result={"hits": hits, "errors": errors}, cost=cost)
             lists.append(hits)
         return lists
@@ -280,7 +138,7 @@ class _Run:
                 if hit["key"] in irrelevant or domain_excluded(hit.get("url") or "", domains):
                     continue
                 # One document is one source: the same paper found by two sub-queries or two adapters is read once.
-                same = _same_source_keys(hit)
+                same = same_source_keys(hit)
                 if same & seen:
                     duplicates += 1
                     continue
@@ -330,7 +188,7 @@ class _Run:
                 sources_found=len(selected),
                 sources_read=read,
             )
-            hit = _hit_from(data)
+            hit = hit_from(data)
             adapter = adapters.get(hit.adapter)
             if adapter is None:
                 self.store(key, result={"skipped": "source not configured"}, cost=0)
@@ -378,7 +236,7 @@ class _Run:
         from exograph.documents.services import HoldPayment, document_text_ingest
 
         hold = self.hold()
-        capture_key = _capture_key(self.session, step_key)
+        capture_key = step_capture_key(self.session, step_key)
         title = hit.title.strip() or hit.key
         try:
             document, _created = document_text_ingest(
@@ -596,7 +454,7 @@ def _run_leased(session_id: str) -> str:
     started = time.monotonic()
     try:
         outcome = _Run(session).go()
-    except _Stopped:
+    except Stopped:
         logger.info("research session %s stopped", session.id)
         if ResearchSession.objects.filter(pk=session.pk, status__in=ACTIVE_STATUSES).exists():
             # Not cancelled, yet its hold is closed (the stale-hold sweep released it): it cannot spend any more.
