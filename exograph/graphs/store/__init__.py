@@ -1,7 +1,8 @@
 """The FalkorDB graph store: the only package that speaks Cypher (see core.py for the rules).
 
 core: parameters, labels, relation types, connection, lifecycle; writes: document write/remove,
-re-embedding and orphan-vector compaction; reads: search lists, entities, relations, passages.
+re-embedding and orphan-vector compaction; reads: search lists, entities, relations, passages; retrieve:
+retrieval's passages, entity linking and walk; export: the export's pages.
 """
 
 from __future__ import annotations
@@ -40,31 +41,35 @@ from exograph.graphs.store.core import (  # noqa: F401
     vector_index_create,
     vector_key,
 )
-from exograph.graphs.store.reads import (  # noqa: F401
-    store_alias_names,
-    store_chunk_mention_names,
-    store_chunk_places,
-    store_chunk_text_hits,
-    store_chunk_titles,
-    store_chunk_vector_hits,
-    store_chunks,
-    store_document_names,
-    store_entities,
-    store_entity_degrees,
-    store_entity_find,
-    store_entity_key_hits,
-    store_entity_passages,
+from exograph.graphs.store.export import (  # noqa: F401
     store_export_document_chunks,
     store_export_documents,
     store_export_entities,
     store_export_relations,
-    store_name_chunks,
+)
+from exograph.graphs.store.reads import (  # noqa: F401
+    store_chunk_places,
+    store_document_names,
+    store_entities,
+    store_entity_find,
+    store_entity_passages,
     store_passages,
     store_related,
-    store_relations_among,
     store_search_lists,
     store_search_text_lists,
     store_search_vector_lists,
+)
+from exograph.graphs.store.retrieve import (  # noqa: F401
+    store_alias_names,
+    store_chunk_mention_names,
+    store_chunk_text_hits,
+    store_chunk_titles,
+    store_chunk_vector_hits,
+    store_chunks,
+    store_entity_degrees,
+    store_entity_key_hits,
+    store_name_chunks,
+    store_relations_among,
     store_walk_hop,
 )
 from exograph.graphs.store.writes import (  # noqa: F401
