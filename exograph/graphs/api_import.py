@@ -14,8 +14,8 @@ from billing.metering import DryRunField, Meter
 from exograph.core.api import validated
 from exograph.core.errors import PayloadTooLarge, ValidationError
 from exograph.core.schema import IDEMPOTENCY_KEY_HEADER, api_errors
+from exograph.graphs.services.import_rows import IMPORT_FORMATS
 from exograph.graphs.services.imports import (
-    IMPORT_FORMATS,
     graph_import,
     graph_import_prepare,
     graph_import_quote,
