@@ -11,9 +11,11 @@ import pytest
 from exograph_client import (
     AsyncClient,
     Client,
+    DocumentFailedError,
     InvalidRequestError,
     NotFoundError,
     RateLimitError,
+    WaitTimeoutError,
 )
 
 from billing.services import credit_balance
@@ -156,6 +158,36 @@ def test_the_async_client_retries_a_503_without_retry_after_by_backoff() -> None
     assert asyncio.run(run()) == 5
     assert slept == [0.5] and len(seen) == 2
     assert "Idempotency-Key" not in seen[0].headers  # a free GET carries none
+
+
+def test_waits_poll_until_done_and_raise_on_failure_or_timeout_in_both_clients() -> None:
+    """The sync and async clients share the wait loops' rules (exograph_client._core.Deadline)."""
+    processing, processed = {"id": "d1", "status": "processing"}, {"id": "d1", "status": "processed"}
+    failed = {"id": "d1", "status": "failed", "failure": {"stage": "parse", "reason": "encrypted PDF"}}
+    transport, seen = _answers(*(httpx.Response(200, json=body) for body in (processing, processed, failed)))
+    slept: list[float] = []
+    with Client("http://exo.test", api_key="exo_test_key", transport=transport, sleep=slept.append) as exo:
+        assert exo.documents.wait_until_processed("d1", poll=0.25).status == "processed"
+        assert slept == [0.25] and len(seen) == 2
+        with pytest.raises(DocumentFailedError) as failure:
+            exo.documents.wait_until_processed("d1")
+        assert failure.value.code == "document_failed" and "encrypted PDF" in failure.value.message
+        assert repr(exo) == "Client(base_url='http://exo.test', api_key='exo_***', scope=None)"
+    running = {"id": "r1", "topic": "qubits", "status": "running"}
+    transport, seen = _answers(httpx.Response(200, json=running))
+
+    async def nap(seconds: float) -> None:
+        raise AssertionError("no pause after the deadline")
+
+    async def run() -> None:
+        async with AsyncClient("http://exo.test", api_key="exo_test_key", transport=transport, sleep=nap) as exo:
+            assert repr(exo) == "AsyncClient(base_url='http://exo.test', api_key='exo_***', scope=None)"
+            with pytest.raises(WaitTimeoutError) as late:
+                await exo.research.wait("r1", timeout=0)
+            assert late.value.message == "The research session r1 is still running after 0 s."
+
+    asyncio.run(run())
+    assert len(seen) == 1
 
 
 def test_a_file_uploads_by_path_and_again_as_bytes_unchanged(live_url, alice, alice_key, fund, tmp_path) -> None:  # type: ignore[no-untyped-def]

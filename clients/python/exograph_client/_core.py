@@ -1,9 +1,11 @@
 """What the sync and async clients share: the calls (method, path, arguments, whether they are paid), the
-headers, the retry policy and the parsing of answers. No I/O here."""
+headers, the configuration (ClientBase), the request a call builds, the retry decision, the wait loops' deadline
+and the parsing of answers. No I/O here: Client and AsyncClient only send, sleep and await."""
 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,7 +14,15 @@ from typing import Any
 
 import httpx
 
-from exograph_client.errors import ExoGraphError, TransportError, mask_secrets
+from exograph_client.errors import (
+    DocumentFailedError,
+    ExoGraphError,
+    TransportError,
+    WaitTimeoutError,
+    error_from_response,
+    mask_secrets,
+)
+from exograph_client.models import Document
 
 __version__ = "0.1.0"
 USER_AGENT = f"exograph-client/{__version__}"
@@ -59,6 +69,80 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         wanted = retry_after if retry_after is not None else self.backoff * (2**attempt)
         return float(min(max(0.0, wanted), self.max_wait))
+
+
+class ClientBase:
+    """The configuration Client and AsyncClient share (base URL, default scope, retry policy) and their decisions
+    that need no I/O: the request a call builds and whether an error answer is retried."""
+
+    base_url: str
+    scope: str | None
+    retry: RetryPolicy
+
+    def _configure(
+        self,
+        base_url: str,
+        api_key: str,
+        scope: str | None,
+        max_retries: int,
+        max_retry_wait: float,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, str]:
+        """Set base_url, scope and retry; returns the headers every request carries."""
+        self.base_url = base_url.rstrip("/")
+        self.scope = check_scope(scope)
+        self.retry = RetryPolicy(max_retries=max_retries, max_wait=max_retry_wait)
+        return default_headers(api_key, self.scope, headers)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key='exo_***', scope={self.scope!r})"
+
+    @staticmethod
+    def _request(http: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.Request:
+        return http.build_request(
+            call.method, call.path, params=call.params, json=call.json, files=call.files, data=call.data,
+            headers=call.headers,
+        )  # fmt: skip
+
+    def _failure(self, response: httpx.Response, attempt: int) -> tuple[ExoGraphError, float | None]:
+        """The error an answer of 400 or more raises, and the seconds to wait before trying again (429/503,
+        Retry-After honoured, bounded), or None: raise it now."""
+        error = error_from_response(response)
+        if response.status_code in RETRY_STATUSES and attempt < self.retry.max_retries:
+            return error, self.retry.delay(attempt, error.retry_after)
+        return error, None
+
+
+class Deadline:
+    """A wait loop's clock: wait() is the next pause, or raises WaitTimeoutError once `timeout` has passed."""
+
+    def __init__(self, what: str, object_id: str, *, timeout: float, poll: float) -> None:
+        self.what, self.object_id, self.timeout, self.poll = what, object_id, timeout, poll
+        self.at = time.monotonic() + timeout
+
+    def wait(self, status: str) -> float:
+        if time.monotonic() >= self.at:
+            raise WaitTimeoutError(
+                status=0,
+                code="wait_timeout",
+                message=f"The {self.what} {self.object_id} is still {status} after {self.timeout:g} s.",
+                hint="Wait longer (timeout=) or check it later.",
+            )
+        return min(self.poll, max(0.0, self.at - time.monotonic()))
+
+
+def document_finished(document: Document) -> Document:
+    """The document a wait ends on; DocumentFailedError when it failed or was cancelled."""
+    if document.status in ("failed", "cancelled"):
+        reason = document.failure.reason if document.failure else ""
+        raise DocumentFailedError(
+            status=0,
+            code=f"document_{document.status}",
+            message=f"Document {document.id} {document.status}" + (f": {reason}" if reason else "."),
+            hint="Retry it with POST /api/v1/documents/{id}/retry/ or upload it again.",
+            extra={"document": document.model_dump()},
+        )
+    return document
 
 
 def check_scope(scope: str | None) -> str | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -18,9 +17,7 @@ from typing import Any
 import httpx
 
 from exograph_client import _core
-from exograph_client._core import DEFAULT_TIMEOUT, RETRY_STATUSES, Call, RetryPolicy
-from exograph_client.client import _finished, _timed_out
-from exograph_client.errors import error_from_response
+from exograph_client._core import DEFAULT_TIMEOUT, Call
 from exograph_client.models import (
     Balance,
     ChatAnswer,
@@ -37,7 +34,7 @@ from exograph_client.models import (
 )
 
 
-class AsyncClient:
+class AsyncClient(_core.ClientBase):
     """ExoGraph REST client: base URL, API key and default scope. Every error answer raises ExoGraphError."""
 
     def __init__(
@@ -53,13 +50,11 @@ class AsyncClient:
         headers: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.scope = _core.check_scope(scope)
-        self.retry = RetryPolicy(max_retries=max_retries, max_wait=max_retry_wait)
+        default_headers = self._configure(base_url, api_key, scope, max_retries, max_retry_wait, headers)
         self.sleep = sleep
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
-            headers=_core.default_headers(api_key, self.scope, headers),
+            headers=default_headers,
             timeout=timeout,
             transport=transport,
         )
@@ -79,9 +74,6 @@ class AsyncClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def __repr__(self) -> str:
-        return f"AsyncClient(base_url={self.base_url!r}, api_key='exo_***', scope={self.scope!r})"
-
     # --- transport -------------------------------------------------------------------------------
 
     async def send(self, call: Call, *, stream: bool = False) -> httpx.Response:
@@ -89,12 +81,8 @@ class AsyncClient:
         With stream=True the answer's body is not read yet (the caller closes the response)."""
         attempt = 0
         while True:
-            request = self._http.build_request(
-                call.method, call.path, params=call.params, json=call.json, files=call.files, data=call.data,
-                headers=call.headers,
-            )  # fmt: skip
             try:
-                response = await self._http.send(request, stream=stream)
+                response = await self._http.send(self._request(self._http, call), stream=stream)
             except httpx.HTTPError as exc:
                 raise _core.transport_error(call, exc, self.base_url) from exc
             if response.status_code < 400:
@@ -102,12 +90,11 @@ class AsyncClient:
             if stream:
                 await response.aread()
                 await response.aclose()
-            error = error_from_response(response)
-            if response.status_code in RETRY_STATUSES and attempt < self.retry.max_retries:
-                await self.sleep(self.retry.delay(attempt, error.retry_after))
-                attempt += 1
-                continue
-            raise error
+            error, wait = self._failure(response, attempt)
+            if wait is None:
+                raise error
+            await self.sleep(wait)
+            attempt += 1
 
     async def call(self, call: Call) -> Any:
         return _core.json_of(await self.send(call), call)
@@ -265,14 +252,12 @@ class Documents:
 
     async def wait_until_processed(self, document_id: str, *, timeout: float = 600.0, poll: float = 1.0) -> Document:
         """Poll until the document is processed (or unchanged). Raises DocumentFailedError, WaitTimeoutError."""
-        deadline = time.monotonic() + timeout
+        deadline = _core.Deadline("document", document_id, timeout=timeout, poll=poll)
         while True:
             document = await self.get(document_id)
             if document.done:
-                return _finished(document)
-            if time.monotonic() >= deadline:
-                raise _timed_out("document", document_id, document.status, timeout)
-            await self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+                return _core.document_finished(document)
+            await self._client.sleep(deadline.wait(document.status))
 
 
 class Chat:
@@ -328,11 +313,9 @@ class Research:
 
     async def wait(self, session_id: str, *, timeout: float = 900.0, poll: float = 2.0) -> ResearchSession:
         """Poll until the session is completed, failed or cancelled. Raises WaitTimeoutError."""
-        deadline = time.monotonic() + timeout
+        deadline = _core.Deadline("research session", session_id, timeout=timeout, poll=poll)
         while True:
             session = await self.get(session_id)
             if session.done:
                 return session
-            if time.monotonic() >= deadline:
-                raise _timed_out("research session", session_id, session.status, timeout)
-            await self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+            await self._client.sleep(deadline.wait(session.status))

@@ -17,8 +17,7 @@ from typing import Any
 import httpx
 
 from exograph_client import _core
-from exograph_client._core import DEFAULT_TIMEOUT, RETRY_STATUSES, Call, RetryPolicy
-from exograph_client.errors import DocumentFailedError, WaitTimeoutError, error_from_response
+from exograph_client._core import DEFAULT_TIMEOUT, Call
 from exograph_client.models import (
     Balance,
     ChatAnswer,
@@ -35,7 +34,7 @@ from exograph_client.models import (
 )
 
 
-class Client:
+class Client(_core.ClientBase):
     """ExoGraph REST client: base URL, API key and default scope. Every error answer raises ExoGraphError."""
 
     def __init__(
@@ -51,13 +50,11 @@ class Client:
         headers: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.scope = _core.check_scope(scope)
-        self.retry = RetryPolicy(max_retries=max_retries, max_wait=max_retry_wait)
+        default_headers = self._configure(base_url, api_key, scope, max_retries, max_retry_wait, headers)
         self.sleep = sleep
         self._http = httpx.Client(
             base_url=self.base_url,
-            headers=_core.default_headers(api_key, self.scope, headers),
+            headers=default_headers,
             timeout=timeout,
             transport=transport,
         )
@@ -77,9 +74,6 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
-    def __repr__(self) -> str:
-        return f"Client(base_url={self.base_url!r}, api_key='exo_***', scope={self.scope!r})"
-
     # --- transport -------------------------------------------------------------------------------
 
     def send(self, call: Call, *, stream: bool = False) -> httpx.Response:
@@ -87,12 +81,8 @@ class Client:
         With stream=True the answer's body is not read yet (the caller closes the response)."""
         attempt = 0
         while True:
-            request = self._http.build_request(
-                call.method, call.path, params=call.params, json=call.json, files=call.files, data=call.data,
-                headers=call.headers,
-            )  # fmt: skip
             try:
-                response = self._http.send(request, stream=stream)
+                response = self._http.send(self._request(self._http, call), stream=stream)
             except httpx.HTTPError as exc:
                 raise _core.transport_error(call, exc, self.base_url) from exc
             if response.status_code < 400:
@@ -100,12 +90,11 @@ class Client:
             if stream:
                 response.read()
                 response.close()
-            error = error_from_response(response)
-            if response.status_code in RETRY_STATUSES and attempt < self.retry.max_retries:
-                self.sleep(self.retry.delay(attempt, error.retry_after))
-                attempt += 1
-                continue
-            raise error
+            error, wait = self._failure(response, attempt)
+            if wait is None:
+                raise error
+            self.sleep(wait)
+            attempt += 1
 
     def call(self, call: Call) -> Any:
         return _core.json_of(self.send(call), call)
@@ -259,14 +248,12 @@ class Documents:
 
     def wait_until_processed(self, document_id: str, *, timeout: float = 600.0, poll: float = 1.0) -> Document:
         """Poll until the document is processed (or unchanged). Raises DocumentFailedError, WaitTimeoutError."""
-        deadline = time.monotonic() + timeout
+        deadline = _core.Deadline("document", document_id, timeout=timeout, poll=poll)
         while True:
             document = self.get(document_id)
             if document.done:
-                return _finished(document)
-            if time.monotonic() >= deadline:
-                raise _timed_out("document", document_id, document.status, timeout)
-            self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+                return _core.document_finished(document)
+            self._client.sleep(deadline.wait(document.status))
 
 
 class Chat:
@@ -318,33 +305,9 @@ class Research:
 
     def wait(self, session_id: str, *, timeout: float = 900.0, poll: float = 2.0) -> ResearchSession:
         """Poll until the session is completed, failed or cancelled. Raises WaitTimeoutError."""
-        deadline = time.monotonic() + timeout
+        deadline = _core.Deadline("research session", session_id, timeout=timeout, poll=poll)
         while True:
             session = self.get(session_id)
             if session.done:
                 return session
-            if time.monotonic() >= deadline:
-                raise _timed_out("research session", session_id, session.status, timeout)
-            self._client.sleep(min(poll, max(0.0, deadline - time.monotonic())))
-
-
-def _finished(document: Document) -> Document:
-    if document.status in ("failed", "cancelled"):
-        reason = document.failure.reason if document.failure else ""
-        raise DocumentFailedError(
-            status=0,
-            code=f"document_{document.status}",
-            message=f"Document {document.id} {document.status}" + (f": {reason}" if reason else "."),
-            hint="Retry it with POST /api/v1/documents/{id}/retry/ or upload it again.",
-            extra={"document": document.model_dump()},
-        )
-    return document
-
-
-def _timed_out(what: str, object_id: str, status: str, timeout: float) -> WaitTimeoutError:
-    return WaitTimeoutError(
-        status=0,
-        code="wait_timeout",
-        message=f"The {what} {object_id} is still {status} after {timeout:g} s.",
-        hint="Wait longer (timeout=) or check it later.",
-    )
+            self._client.sleep(deadline.wait(session.status))
