@@ -97,16 +97,19 @@ def document_upload_prepare(
     return PreparedUpload(upload=upload, graph=graph, sha256=sha256, inspection=inspection, existing=existing)
 
 
+def upload_cost(prepared: PreparedUpload) -> int:
+    """The one price decision of an upload, its quote's and its charge's: a file already in the graph is free,
+    any other costs UPLOAD_ACTION's price for its pages (5 + 1/page; text 1 per 3,000 characters)."""
+    return 0 if prepared.existing is not None else _price(prepared.inspection.pages)
+
+
 def document_upload_quote(*, actor: User, prepared: PreparedUpload) -> dict[str, Any]:
     """What uploading `prepared` would cost `actor` now, as the REST dry_run answers it (billing.credits_quote:
     the price for its pages, and spend_check's decision on the balance and the API key's monthly cap); a file
     already in the graph costs nothing. Changes nothing. Pure read."""
-    from billing.services import credits_quote, credits_quote_amount, quote_out
+    from billing.services import credits_quote_amount, quote_out
 
-    if prepared.existing is not None:
-        quote = credits_quote_amount(account=actor, cost=0)
-    else:
-        quote = credits_quote(account=actor, action=UPLOAD_ACTION, units=prepared.inspection.pages)
+    quote = credits_quote_amount(account=actor, cost=upload_cost(prepared))
     return {
         **quote_out(quote),
         "filename": prepared.upload.filename,
@@ -192,6 +195,7 @@ def _document_write(
 ) -> tuple[Document, bool, ChargeResult | None]:
     from billing.services import credits_capture, credits_charge
 
+    cost = upload_cost(prepared)  # the quote's price; credits_charge below charges UPLOAD_ACTION's price for the pages
     if prepared.existing is not None:
         same = prepared.existing
         if same.status in (DocumentStatus.PENDING, DocumentStatus.PROCESSING):
@@ -234,7 +238,7 @@ def _document_write(
                     reference=reference,
                 )
                 document.charge_key = idempotency_key
-            document.credits_charged = result.credits_charged if result else _price(prepared.inspection.pages)
+            document.credits_charged = result.credits_charged if result else cost
             document.save(update_fields=["charge_key", "credits_charged", "modified"])
             if queue:  # recorded as due in this transaction: a message lost before it is sent is sent by the sweep
                 token = _pipeline_due(str(document.id))
