@@ -24,7 +24,7 @@ from exograph.documents.extraction import (
 from exograph.documents.models import DocumentType
 from exograph.documents.parsing import document_text_extract
 from tests.documents.conftest import fixture_bytes
-from tests.fakes.openai_chat import fake_openai_server
+from tests.fakes.llm_chat import FakeOpenAIChatServer
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,8 @@ def test_offline_on_a_real_paper_finds_its_names():
 
 @pytest.fixture
 def llm(settings):
-    with fake_openai_server() as server:
+    with FakeOpenAIChatServer(api_key="sk-test") as server:
+        server.default = (200, '{"entities": [], "relations": []}')
         settings.LLM_BASE_URL = server.base_url
         settings.LLM_API_KEY = "sk-test"
         settings.LLM_MODEL = "fake-model"
@@ -146,10 +147,10 @@ def test_llm_client_speaks_chat_completions(llm):
     llm.reply('{"ok": true}')
     reply = llm_chat_complete(messages=[{"role": "user", "content": "hi"}], json_schema={"name": "x", "schema": {}})
     assert reply.content == '{"ok": true}' and reply.model == "fake-model"
-    sent = llm.requests[0]
+    sent = llm.bodies[0]
     assert sent["model"] == "fake-model"
     assert sent["response_format"]["type"] == "json_schema"
-    assert llm.auth_headers[0] == "Bearer sk-test"
+    assert llm.requests[0].header("Authorization") == "Bearer sk-test"
 
 
 def test_llm_client_5xx_is_a_transient_error(llm):
@@ -205,7 +206,7 @@ def test_llm_extractor_uses_valid_output(llm):
     assert entities["TraceMonkey"].description == "A JIT compiler."
     assert [(r.source, r.type, r.target) for r in extraction.relations] == [("Andreas Gal", "DESIGNED", "TraceMonkey")]
     assert len(llm.requests) == 1
-    schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
+    schema = llm.bodies[0]["response_format"]["json_schema"]["schema"]
     assert set(schema["required"]) == {"entities", "relations"}
 
 
@@ -420,3 +421,31 @@ def test_without_the_model_the_rules_still_extract(monkeypatch):
     monkeypatch.setattr(offline, "ner_spans", lambda texts: None)
     entities = _by_name(document_extract(SAMPLE, extractor=OfflineExtractor()))
     assert entities["Andreas Gal"].type == "PERSON" and entities["Mozilla Corporation"].type == "ORGANIZATION"
+
+
+def test_the_model_s_cuts_are_put_back_dates_of_a_range_peers_and_rulers_nationalities_kept():
+    from exograph.documents.extraction.ner import ner_spans
+
+    (spans,) = ner_spans(
+        [
+            "Stefano Vanzina( 19 January 1917 – 13 March 1988) was an Italian film director. "
+            "Scott R. Dunlap( June 20, 1892 – March 30, 1970) was an American producer. "
+            "Wingfield was the son of Richard Wingfield, 1st Viscount Powerscourt, by Dorothy Beresford Rowley. "
+            "Marie of Burgundy met Richard I of Capua. John Smith of London won an award for the film "
+            "The Picture of Dorian Gray, which topped the U.S. charts. "
+            "Walker was born in Frederick, Maryland, and toured Spain, Portugal, Greece. "
+            "She married Sir Edward Buxton, 2nd Baronet."
+        ]
+    ) or [[]]
+    found = {(s.name, s.type) for s in spans}
+    assert {("19 January 1917", "DATE"), ("13 March 1988", "DATE")} <= found  # not "March 1988"
+    assert {("June 20, 1892", "DATE"), ("March 30, 1970", "DATE")} <= found  # a range is its two dates
+    assert ("Richard Wingfield, 1st Viscount Powerscourt", "PERSON") in found
+    assert {("Marie of Burgundy", "PERSON"), ("Richard I of Capua", "PERSON")} <= found
+    assert ("John Smith", "PERSON") in found  # a full name "of London" is where he is from
+    assert ("The Picture of Dorian Gray", "WORK") in found  # a work's title keeps its article mid-sentence
+    assert "U.S." in {s.name for s in spans}
+    assert {("Italian", "CONCEPT"), ("American", "CONCEPT")} <= found  # nationalities join, untyped
+    assert {("Frederick", "LOCATION"), ("Maryland", "LOCATION")} <= found  # joined, "Frederick" was lost as a node
+    assert ("Sir Edward Buxton, 2nd Baronet", "PERSON") in found or ("Edward Buxton, 2nd Baronet", "PERSON") in found
+    assert {("Spain", "LOCATION"), ("Portugal", "LOCATION"), ("Greece", "LOCATION")} <= found  # a list stays apart

@@ -8,8 +8,9 @@ passage on one core.
 
 `ner_spans` answers, per text, the typed names a reader would accept: people, organisations, places, works,
 events, products, dates (with a year or a month) and quantities (with a digit: money, percentages, measures).
-Bare counts and ordinals ("15", "second"), times, nationalities and languages are left out (they are words, not
-things); a span is trimmed of a leading article and a trailing possessive. When the model cannot be loaded
+Bare counts and ordinals ("15", "second"), times and languages are left out (they are words, not things);
+nationalities are kept untyped (they join people of one nationality); a date range is its two dates, and a
+person's name runs on over a peerage or a territory ("Maria Theresa of Austria"); a span is trimmed of a leading article and a trailing possessive. When the model cannot be loaded
 (not installed) the extractor works on its rules alone and says so once in the log.
 """
 
@@ -40,10 +41,30 @@ LABELS = {
     "MONEY": "QUANTITY",
     "PERCENT": "QUANTITY",
     "QUANTITY": "QUANTITY",
+    # A nationality or group ("American", "British"): what joins two people of one nationality (2Wiki's
+    # "country of citizenship" answers are these words). Kept untyped: it is not a person, place or body.
+    "NORP": "CONCEPT",
 }
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _DATE_OK = re.compile(rf"\b\d{{3,4}}s?\b|{_MONTH}\s+\d|\d\s+{_MONTH}")
 _LEADING = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"(?:[A-Z]\.){2,}$")  # "U.S.", "D.C.": the last full stop is the name's
+_RANGE = re.compile(r"\s*(?:[–—]|\s-\s|\bto\b|\buntil\b)\s*")  # "June 20, 1892 – March 30, 1970"
+# A full date, either order ("June 20, 1892", "20 June 1892"): a span holding two is a range with its dash lost.
+_FULL_DATE = re.compile(rf"\b(?:{_MONTH}\s+[0-3]?\d,?\s+\d{{3,4}}|[0-3]?\d\s+{_MONTH},?\s+\d{{3,4}})\b")
+_DAY_BEFORE = re.compile(r"\b([0-3]?\d)\s+$")  # "13 " before "March 1988": the model cut the day off
+# A ruler's or peer's name written with a territory or a title ("Maria Theresa of Austria", "Richard Wingfield, 1st
+# Viscount Powerscourt", "Jeanne de Bar, Countess of Marle and Soissons"): one person, as reference works name them.
+_NOBLE = (
+    r"(?:Count|Countess|Duke|Duchess|Earl|Viscount|Viscountess|Baron|Baroness|Marquess|Marquis|Marchioness|"
+    r"Prince|Princess|Lord|Lady|King|Queen|Emperor|Empress|Archduke|Archduchess|Margrave|Landgrave|Elector)"
+)
+_CAP_WORD = r"[A-Z][\w'’-]*"
+_PEER_TAIL = re.compile(
+    rf",\s+(?:\d+(?:st|nd|rd|th)\s+)?(?:Baronet\b|{_NOBLE}(?:\s+(?:of|and|the|de|von|van|du|of the)\s+{_CAP_WORD}|\s+{_CAP_WORD})+)"
+)
+_REGNAL = re.compile(r"[IVX]{1,5}")
+_OF_TAIL = re.compile(rf"(?:\s+[IVX]{{1,5}})?\s+of\s+{_CAP_WORD}(?:[\s-]+{_CAP_WORD})*")
 _POSSESSIVE = re.compile(r"\s*[’']s?$")
 _NAME_LABELS = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "WORK", "PRODUCT")
 MAX_CHARS = 100_000  # spaCy's own limit is 1,000,000; a chunk is far shorter
@@ -73,13 +94,19 @@ def _span_clean(text: str, start: int, end: int, kind: str) -> tuple[int, int, s
     """The span trimmed of a leading article and a trailing possessive, or None when it is not a name a reader
     would accept as a thing of its type."""
     name = text[start:end]
-    if lead := _LEADING.match(name):
+    if kind == "DATE" and (day := _DAY_BEFORE.search(text[max(0, start - 4) : start])) and name[:1].isupper():
+        start -= len(text[max(0, start - 4) : start]) - day.start()  # "13 March 1988", not "March 1988"
+        name = text[start:end]
+    keep_article = kind == "WORK" and name[:1].isupper() and text[:start].rstrip()[-1:] not in ("", ".", "!", "?")
+    if (lead := _LEADING.match(name)) and not keep_article:  # a work's title keeps its article mid-sentence
         start += lead.end()
         name = name[lead.end() :]
     if (poss := _POSSESSIVE.search(name)) and kind != "QUANTITY":
         end -= len(name) - poss.start()
         name = name[: poss.start()]
-    if name.endswith(".") and kind != "QUANTITY":  # a sentence's full stop ("Pixel Labs Inc."): the rules' form
+    if (
+        name.endswith(".") and kind != "QUANTITY" and not _ABBREVIATION.search(name)
+    ):  # a sentence's full stop ("Pixel Labs Inc."): the rules' form
         end -= 1
         name = name[:-1]
     name = name.strip()
@@ -102,7 +129,7 @@ def _span_clean(text: str, start: int, end: int, kind: str) -> tuple[int, int, s
             end = start + text[start:end].find(words[-1]) + len(words[-1])
             if text[start:end] != name:
                 return None
-        if ", " in name and kind != "LOCATION":
+        if ", " in name and kind != "LOCATION" and not (kind == "PERSON" and _PEER_TAIL.search(name)):
             return None  # a list run together ("Best Picture, Best Actor"); "Rome, Italy" stays a place
     return start, start + len(name), name
 
@@ -115,12 +142,43 @@ def ner_spans(texts: Sequence[str]) -> list[list[NerSpan]] | None:
     found: list[list[NerSpan]] = []
     for doc in nlp.pipe((text[:MAX_CHARS] for text in texts), batch_size=32):
         spans: list[NerSpan] = []
-        for ent in doc.ents:
-            kind = LABELS.get(ent.label_)
-            if kind is None:
-                continue
-            cleaned = _span_clean(doc.text, ent.start_char, ent.end_char, kind)
+        for start, end, kind in _spans_joined(doc.text, [(e.start_char, e.end_char, e.label_) for e in doc.ents]):
+            cleaned = _span_clean(doc.text, start, end, kind)
             if cleaned:
                 spans.append(NerSpan(cleaned[0], cleaned[1], cleaned[2], kind))
         found.append(spans)
     return found
+
+
+def _spans_joined(text: str, ents: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The model's spans as (start, end, ExoGraph type), with what it cuts apart put back together: a date range
+    is its two dates; a person's name runs on over a peerage or a territory ("Richard Wingfield, 1st Viscount
+    Powerscourt", "Marie of Burgundy"), swallowing the spans it covers. A place and the place it lies in
+    ("Manhattan, New York") stay two places: joined, the city alone was no longer a node."""
+    out: list[tuple[int, int, str]] = []
+    covered = 0
+    for start, end, label in ents:
+        kind = LABELS.get(label)
+        if kind is None or start < covered:
+            continue
+        if kind == "DATE" and len(dates := list(_FULL_DATE.finditer(text, start, end))) > 1:
+            out.extend((date.start(), date.end(), kind) for date in dates)
+            continue
+        if kind == "DATE" and _RANGE.search(text[start:end]):
+            at = start
+            for part in _RANGE.split(text[start:end]):
+                offset = text.find(part, at)
+                if part and offset >= 0:
+                    out.append((offset, offset + len(part), kind))
+                    at = offset + len(part)
+            continue
+        if kind == "PERSON":
+            # "of Place" after a lone given name or a regnal number ("Marie of Burgundy", "Richard I of Capua") is a
+            # ruler's style; after a full name ("John Smith of London") it is where the person is from.
+            words = text[start:end].split()
+            styled = len(words) == 1 or _REGNAL.fullmatch(words[-1]) is not None
+            tail = _PEER_TAIL.match(text, end) or (_OF_TAIL.match(text, end) if styled else None)
+            if tail:
+                end = covered = tail.end()
+        out.append((start, end, kind))
+    return out
