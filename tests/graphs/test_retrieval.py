@@ -359,3 +359,21 @@ def test_vector_names_match_a_question_that_describes_an_entity_in_other_words(a
     found = vector_names(graph.store_name, [float(x) for x in get_embedder().embed_one(question)], k=5)
     assert list(found)[0] == "halvard bekk" and found["halvard bekk"] >= 0.5
     assert "saltwater bakery" not in found
+
+
+def test_name_links_tie_a_short_name_to_the_longer_names_that_contain_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from exograph.graphs.retrieval import graph_mode
+
+    monkeypatch.setattr(graph_mode, "NAME_LINK", 2.0)
+    nodes: dict[str, int] = {}
+
+    def node(key: str) -> int:
+        return nodes.setdefault(key, len(nodes))
+
+    keys = ["hepburn", "audrey hepburn", "katharine hepburn", "audrey", "of the", "house of the dragon", "burn"]
+    edges = graph_mode.name_links(keys, node)
+    named = {(k1, k2, w) for a, b, w in edges for k1 in nodes if nodes[k1] == a for k2 in nodes if nodes[k2] == b}
+    assert ("n:hepburn", "n:audrey hepburn", 1.0) in named  # shared by the two longer names
+    assert ("n:hepburn", "n:katharine hepburn", 1.0) in named
+    assert ("n:audrey", "n:audrey hepburn", 2.0) in named
+    assert not any(short == "n:of the" or short == "n:burn" for short, _, _ in named)  # stopwords; a word part

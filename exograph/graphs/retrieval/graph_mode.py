@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,11 +20,13 @@ from exograph.graphs.retrieval.types import (
     FACT_ENTITIES,
     MAX_NGRAM,
     MAX_RING_NAMES,
+    NAME_LINK,
     PER_ENTITY_CHUNKS,
     PPR_DAMPING,
     PPR_PASSAGE_SEEDS,
     PPR_PASSAGE_SHARE,
     PPR_TITLE_LINK,
+    SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
     WALK_CAP,
     GraphRead,
@@ -109,10 +112,13 @@ def graph_rank(
         targets = [other for other in titled.get(key, ()) if titles[other][0] != document_id]
         for other in targets:
             edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK / len(targets)))
+    if NAME_LINK > 0:
+        edges.extend(name_links([key[2:] for key in nodes if key.startswith("n:")], node))
     for cid, _ in dense_hits:
         node("c:" + cid)
     reset = np.zeros(len(nodes))
-    specificity = {k: 1.0 / frequency[k] for k in seeds}
+    written_names = set(name_spans(question)) if SEED_NAME_BOOST != 1.0 else set()
+    specificity = {k: (SEED_NAME_BOOST if k in written_names else 1.0) / frequency[k] for k in seeds}
     entity_mass = sum(specificity.values()) or 1.0
     passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
     passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
@@ -148,6 +154,28 @@ def graph_rank(
         if mass > read.facts.get(triple, 0.0):
             read.facts[triple] = mass
             read.fact_relations[triple] = relation
+
+
+def name_links(keys: list[str], node: Callable[[str], int]) -> list[tuple[int, int, float]]:
+    """Edges from each name to the longer names of the subgraph that contain it as a run of whole words
+    ("hepburn" -> "audrey hepburn"), NAME_LINK shared among them; a run of stopwords alone links nothing."""
+    present = set(keys)
+    longer: dict[str, list[str]] = {}
+    for key in keys:
+        words = _WORDS.findall(key)
+        if len(words) < 2:
+            continue
+        for n in range(1, len(words)):
+            for start in range(len(words) - n + 1):
+                run = words[start : start + n]
+                short = " ".join(run)
+                if short in present and short != key and not all(w in STOPWORDS for w in run):
+                    longer.setdefault(short, []).append(key)
+    edges: list[tuple[int, int, float]] = []
+    for short, targets in longer.items():
+        for target in dict.fromkeys(targets):
+            edges.append((node("n:" + short), node("n:" + target), NAME_LINK / len(targets)))
+    return edges
 
 
 def vector_names(store_name: str, vector: list[float], *, k: int | None = None) -> dict[str, float]:

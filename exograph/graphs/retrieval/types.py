@@ -51,6 +51,12 @@ ENTITY_VECTOR_SHARE = 0.0
 # 1: every question n-gram that is a name seeds, nested ones too ("texas" inside "walker texas ranger");
 # 0: only the outermost linked names (graph_mode.outermost_keys).
 SEED_NESTED_NAMES = 1
+# Seeds the question writes as a name (a capitalised run, keys.name_spans: "Philipsburg", "Green Day") weigh this
+# many times their specificity; n-grams of lowercase words that happen to name a node ("the region") weigh 1.
+SEED_NAME_BOOST = 1.0
+# Name-to-name links in the subgraph: a name is tied to the longer names that contain it as a run of whole words
+# ("Hepburn" -> "Audrey Hepburn"), this weight shared among them (0: off), as a reader resolves a short mention.
+NAME_LINK = 0.0
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 
