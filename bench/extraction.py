@@ -8,7 +8,8 @@ writes them. Reported:
   * entities per passage (mean and median) and relations per passage;
   * bridge coverage: of the entities named in the gold `evidences` triples (subject and object) of the
     2Wiki development questions, the share that is a node of the graph (an extracted or title entity with
-    the same normalised name, graphs.types.normalize_name, as entity linking looks them up);
+    the same normalised name, graphs.types.normalize_name, as entity linking looks them up), also counting an
+    entity's aliases (a disambiguated title's bare name, an acronym), and the names missed;
   * bridge links: of the gold triples (subject, relation, object) whose subject titles a passage, the share
     where that passage is tied to the object's name, as graph mode walks it: by extraction's mentions alone,
     and with the names the passage writes (graphs.retrieval.name_spans, linked to the names that are nodes).
@@ -73,6 +74,7 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
     from exograph.graphs.retrieval import name_spans
 
     nodes: set[str] = set()
+    aliases: set[str] = set()  # entity linking also finds an entity by an alias (store_alias_names)
     mentioned: dict[str, set[str]] = {}  # normalised passage title -> names its passages mention
     written: dict[str, set[str]] = {}  # normalised passage title -> names its passages write
     per_passage: list[int] = []
@@ -87,6 +89,7 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         }
         names.discard("")
         nodes |= names
+        aliases.update(normalize_name(a) for e in extraction.entities for a in e.aliases)
         total_entities += len(extraction.entities)
         typed += sum(1 for e in extraction.entities if e.type != "CONCEPT")
         title = normalize_name(row["title"])
@@ -103,6 +106,11 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
                 bridge.append(normalize_name(str(triple[2])))
     bridge = [b for b in bridge if b]
     found = sum(1 for b in bridge if b in nodes)
+    found_or_alias = sum(1 for b in bridge if b in nodes or b in aliases)
+    missed: dict[str, int] = {}
+    for b in bridge:
+        if b not in nodes and b not in aliases:
+            missed[b] = missed.get(b, 0) + 1
     links = [
         (normalize_name(str(t[0])), normalize_name(str(t[2])))
         for q in questions
@@ -122,6 +130,8 @@ def measure(folder: Path, *, limit: int | None) -> dict[str, Any]:
         "bridge_entities": len(bridge),
         "bridge_found": found,
         "bridge_coverage": round(100 * found / max(1, len(bridge)), 1),
+        "bridge_coverage_with_aliases": round(100 * found_or_alias / max(1, len(bridge)), 1),
+        "bridge_missed": dict(sorted(missed.items(), key=lambda kv: (-kv[1], kv[0]))),
         "bridge_links": len(links),
         "bridge_links_by_mention": round(100 * by_mention / max(1, len(links)), 1),
         "bridge_links_with_written_names": round(100 * by_name / max(1, len(links)), 1),
@@ -142,6 +152,10 @@ def markdown(r: dict[str, Any]) -> str:
             f"| {r['entities_per_passage_mean']}, {r['entities_per_passage_median']} | "
             f"{r['relations_per_passage_mean']} | {r['distinct_nodes']} | {r.get('typed_share', '–')}% | "
             f"{r['bridge_coverage']}% ({r['bridge_found']} of {r['bridge_entities']}) |",
+            "",
+            f"With an entity's aliases (entity linking finds an entity by them too): "
+            f"{r.get('bridge_coverage_with_aliases', '–')}%. Missed, most frequent first: "
+            + ", ".join(f"{name} ({n})" for name, n in list(r.get("bridge_missed", {}).items())[:20]),
             "",
             f"Gold links (subject passage tied to the object's name) over {r['bridge_links']} triples: "
             f"{r['bridge_links_by_mention']}% by extraction's mentions alone, "
