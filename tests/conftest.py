@@ -15,11 +15,13 @@ from django.core.cache import cache
 from falkordb import FalkorDB
 from rest_framework.test import APIClient
 
+from billing.services import credits_grant_admin
 from exograph.accounts.models import User
 from exograph.accounts.services import api_key_create
 from exograph.core.falkor import falkordb_client
-from tests.factories import UserFactory
+from tests.factories import UserFactory, graph_stores_drop
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.workers import short_tmp, start_worker  # noqa: F401 (fixtures: real Celery workers, tests/workers.py)
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -32,6 +34,24 @@ def _fast_hashing_and_clean_redis(settings) -> Iterator[None]:  # type: ignore[n
     limits.flushdb()
     limits.close()
     yield
+
+
+@pytest.fixture
+def drop_graph_stores(db) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Every graph's FalkorDB store (the World Graph's included) dropped after the test. tests/graphs and tests/chat
+    use it for every test; another module opts in with `pytest.mark.usefixtures("drop_graph_stores")`."""
+    yield
+    graph_stores_drop()
+
+
+@pytest.fixture
+def fund() -> Callable[[User, int], None]:
+    """fund(user, amount): an admin grant of credits."""
+
+    def give(user: User, amount: int) -> None:
+        credits_grant_admin(account=user, amount=amount, actor=None, note="test funding")
+
+    return give
 
 
 @pytest.fixture

@@ -39,3 +39,17 @@ def world_graph_row_ensure() -> None:
     Graph.objects.get_or_create(
         id=WORLD_GRAPH_ID, defaults={"name": "World Graph", "owner": platform, "scope": "world", "kind": "world"}
     )
+
+
+def graph_stores_drop(*, missing_ok: bool = False) -> None:
+    """Drop the FalkorDB store of every graph row (the World Graph's included). missing_ok: a test whose store
+    server is gone already (a fault test's throwaway one) passes over the stores it cannot reach."""
+    from exograph.graphs import store
+    from exograph.graphs.models import Graph
+
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        try:
+            store.store_drop(f"exo:{graph_id}")
+        except Exception:
+            if not missing_ok:
+                raise

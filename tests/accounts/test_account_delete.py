@@ -34,17 +34,10 @@ from exograph.graphs.services import graph_create
 from tests.billing.conftest import completed_session, event, fake_stripe, sign  # noqa: F401  (fixture)
 from tests.documents.conftest import fixture_bytes
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 PASSWORD = "a-very-long-pw-1"
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 def _sign_up_and_verify(email: str, capture) -> tuple[Client, User]:  # type: ignore[no-untyped-def]

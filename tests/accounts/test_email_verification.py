@@ -14,22 +14,13 @@ from billing.models import CreditEntry, EntryKind
 from billing.services import credit_balance
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 from exograph.graphs.services import entities_search, graph_create
 from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_TEXTS, write_doc  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 PASSWORD = "a-very-long-pw-1"
 LINK = re.compile(r"https?://\S+/account/verify/[^/\s]+/[^/\s]+/")
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 def _sign_up(email: str) -> tuple[Client, User]:

@@ -19,7 +19,6 @@ from django.db import connection
 from django.db.models import Sum
 
 from billing.models import CreditAccount, CreditEntry
-from billing.services import credits_grant_admin
 from exograph.accounts.models import User
 
 WEBHOOK_SECRET = "whsec_test_secret_for_billing_tests"
@@ -67,14 +66,6 @@ def assert_ledger_whole(user: User) -> None:
     assert account.balance >= 0 and account.held >= 0
     assert ledger_sum(user) == account.balance
     assert held_sum(user) == account.held
-
-
-@pytest.fixture
-def fund() -> Callable[[User, int], None]:
-    def give(user: User, amount: int) -> None:
-        credits_grant_admin(account=user, amount=amount, actor=None, note="test funding")
-
-    return give
 
 
 # --- Stripe ------------------------------------------------------------------------------

@@ -2,35 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from billing.services import credits_grant_admin
-from exograph.accounts.models import User
-from tests.fakes.llm_chat import FakeAnthropicServer, FakeOpenAIChatServer
-from tests.graphs.conftest import _drop_graph_stores, write_doc  # noqa: F401 - fixtures
+from exograph.core.scope import Scope
+from exograph.graphs.services import graph_create
+from tests.fakes.llm_chat import FakeAnthropicServer, FakeOpenAIChatServer, openai_chat_settings
+from tests.graphs.conftest import (  # noqa: F401 - fixtures
+    QUANTUM_ENTITIES,
+    QUANTUM_RELATIONS,
+    QUANTUM_TEXTS,
+    _drop_graph_stores,
+    write_doc,
+)
 
 
 @pytest.fixture
-def fund() -> Callable[[User, int], None]:
-    def give(user: User, amount: int) -> None:
-        credits_grant_admin(account=user, amount=amount, actor=None, note="test funding")
-
-    return give
+def alice_graph(alice, write_doc):  # type: ignore[no-untyped-def]  # noqa: F811 (the fixture)
+    """alice's private graph "Quantum notes" with one document on quantum computing (tests/graphs QUANTUM_*)."""
+    graph = graph_create(actor=alice, name="Quantum notes", scope=Scope.PRIVATE)
+    write_doc(
+        graph,
+        alice,
+        texts=QUANTUM_TEXTS,
+        entities=QUANTUM_ENTITIES,
+        relations=QUANTUM_RELATIONS,
+        filename="quantum.pdf",
+    )
+    return graph
 
 
 @pytest.fixture
 def openai_chat(settings) -> Iterator[FakeOpenAIChatServer]:  # type: ignore[no-untyped-def]
     """CHAT_PROVIDER=openai against a loopback Chat Completions fake."""
-    with FakeOpenAIChatServer() as server:
-        settings.CHAT_PROVIDER = "openai"
-        settings.LLM_BASE_URL = server.base_url
-        settings.LLM_API_KEY = server.api_key
-        settings.CHAT_SNAP_MODEL = "fast-model"
-        settings.CHAT_PONDER_MODEL = "strong-model"
-        settings.LLM_TIMEOUT_SECONDS = 2.0
-        settings.LLM_MAX_RETRIES = 1
+    with openai_chat_settings(settings, provider="CHAT_PROVIDER", retries=1) as server:
         yield server
 
 

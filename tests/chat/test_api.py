@@ -17,20 +17,6 @@ SESSIONS = "/api/v1/chat/sessions/"
 MESSAGES = "/api/v1/chat/messages/"
 
 
-@pytest.fixture
-def alice_graph(alice, write_doc):  # type: ignore[no-untyped-def]
-    graph = graph_create(actor=alice, name="Quantum notes", scope=Scope.PRIVATE)
-    write_doc(
-        graph,
-        alice,
-        texts=QUANTUM_TEXTS,
-        entities=QUANTUM_ENTITIES,
-        relations=QUANTUM_RELATIONS,
-        filename="quantum.pdf",
-    )
-    return graph
-
-
 def test_create_list_get_rename_delete_session(alice_client):  # type: ignore[no-untyped-def]
     created = alice_client.post(SESSIONS, {"title": "ML talk", "reasoning_engine": "graph"}, format="json")
     assert created.status_code == 201, created.json()

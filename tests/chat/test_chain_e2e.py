@@ -12,8 +12,6 @@ import pytest
 
 from billing.services import credits_grant_admin
 from exograph.chat.models import ChatMessage
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 
 pytestmark = pytest.mark.django_db
 
@@ -21,13 +19,6 @@ ACQUISITION = "Acme Corporation acquired Borealis Labs in 2019 for an undisclose
 PRODUCT = "Borealis Labs builds the Cygnus Engine at its Oslo plant."
 QUESTION = "Who acquired the company that builds the Cygnus Engine?"
 MESSAGES = "/api/v1/chat/messages/"
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 @pytest.fixture

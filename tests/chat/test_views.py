@@ -10,9 +10,6 @@ from django.test import Client
 from exograph.chat.citations import citations_check
 from exograph.chat.models import ChatSession
 from exograph.chat.views import answer_segments
-from exograph.core.scope import Scope
-from exograph.graphs.services import graph_create
-from tests.graphs.conftest import QUANTUM_ENTITIES, QUANTUM_RELATIONS, QUANTUM_TEXTS
 
 pytestmark = pytest.mark.django_db
 
@@ -28,18 +25,9 @@ def browser_for():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def answered(alice, alice_client, write_doc, fund):  # type: ignore[no-untyped-def]
+def answered(alice, alice_client, alice_graph, fund):  # type: ignore[no-untyped-def]
     """One of alice's sessions with a cited answer from her private graph."""
     fund(alice, 10)
-    graph = graph_create(actor=alice, name="Quantum notes", scope=Scope.PRIVATE)
-    write_doc(
-        graph,
-        alice,
-        texts=QUANTUM_TEXTS,
-        entities=QUANTUM_ENTITIES,
-        relations=QUANTUM_RELATIONS,
-        filename="quantum.pdf",
-    )
     body = alice_client.post(
         "/api/v1/chat/messages/", {"message": "What protects qubits from noise?"}, format="json"
     ).json()

@@ -4,15 +4,12 @@ exograph.asgi on a free loopback port in a thread, on the test database (SQLite 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from billing.services import credits_grant_admin
-from exograph.accounts.models import User
-from exograph.graphs import store
-from exograph.graphs.models import Graph
+from tests.factories import graph_stores_drop
 from tests.graphs.conftest import write_doc  # noqa: F401 - fixture (test_graphrag's graph with known relations)
 from tests.live import LiveServer
 
@@ -32,13 +29,4 @@ def live_url(settings, monkeypatch) -> Iterator[str]:  # type: ignore[no-untyped
         yield server.url
     finally:
         server.stop()
-        for graph_id in Graph.objects.values_list("id", flat=True):
-            store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def fund() -> Callable[[User, int], None]:
-    def give(user: User, amount: int) -> None:
-        credits_grant_admin(account=user, amount=amount, actor=None, note="client tests")
-
-    return give
+        graph_stores_drop()

@@ -118,6 +118,11 @@ def many_pages_pdf(pages: int, *, text: str = "Page text for the page limit test
     objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
     objects.extend(page for _ in range(pages))
+    return pdf_of_objects(objects)
+
+
+def pdf_of_objects(objects: list[bytes]) -> bytes:
+    """A PDF file of these numbered objects (1 the catalog), with its cross-reference table and trailer."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -149,6 +154,14 @@ def docx_declaring_pages(paragraphs: list[str], *, pages: int) -> bytes:
         f'<?xml version="1.0"?><w:document xmlns:w="{W_NS}"><w:body>{body}</w:body></w:document>',
         extra={"docProps/app.xml": app.encode()},
     )
+
+
+@pytest.fixture
+def funded(alice, bob, charlie, fund):  # type: ignore[no-untyped-def]
+    """alice, bob and charlie with 1,000 credits each; returns alice."""
+    for user in (alice, bob, charlie):
+        fund(user, 1000)
+    return alice
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.test import override_settings
 
-from billing.services import credit_balance, credits_grant_admin
+from billing.services import credit_balance
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentBlob, DocumentChunk, DocumentStatus
 from exograph.documents.services import document_stage_embed, document_stage_index, document_stage_parse
@@ -25,26 +25,12 @@ from tests.documents.conftest import (
 )
 from tests.factories import search_entities
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 URL = "/api/v1/documents/"
 PDF = "pdf/pm_naacl06-shinyama.pdf"  # 8 pages: 5 + 8 = 13 credits
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"  # 4 pages: 9 credits
 DOCX = "docx/poi_IllustrativeCases.docx"  # 4 pages (docProps/app.xml): 9 credits
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def funded(alice, bob, charlie):
-    for user in (alice, bob, charlie):
-        credits_grant_admin(account=user, amount=1000, actor=None, note="tests")
-    return alice
 
 
 def _b64(name: str) -> dict[str, str]:
@@ -476,11 +462,12 @@ def test_web_upload_page(client, alice, funded, django_capture_on_commit_callbac
 def test_llm_extractor_in_the_pipeline(alice_client, funded, settings, django_capture_on_commit_callbacks):
     import json
 
-    from tests.fakes.openai_chat import fake_openai_server
+    from tests.fakes.llm_chat import FakeOpenAIChatServer
 
-    with fake_openai_server() as llm:
+    with FakeOpenAIChatServer() as llm:
         settings.DOCUMENTS_EXTRACTOR = "llm"
         settings.LLM_BASE_URL = llm.base_url
+        settings.LLM_API_KEY = llm.api_key
         settings.LLM_MODEL = "fake-model"
         llm.default = (
             200,

@@ -20,7 +20,7 @@ from exograph.documents.parse_common import Options
 from exograph.documents.parse_pdf import Pdf, ocr_text, text_garbage
 from exograph.documents.parsing import ParseFailed, ParseResult, document_inspect, document_text_extract
 from exograph.documents.validation import upload_validate
-from tests.documents.conftest import fixture_bytes, fixtures_dir
+from tests.documents.conftest import fixture_bytes, fixtures_dir, pdf_of_objects
 
 
 def scanned_pdf(pages: int) -> bytes:
@@ -39,16 +39,7 @@ def scanned_pdf(pages: int) -> bytes:
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 144 144] /Resources << /XObject << /Im0 3 0 R >> >> "
     page += b"/Contents 4 0 R >>"
     objects.extend(page for _ in range(pages))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_of_objects(objects)
 
 
 # name -> (pages, engine, samples of its text) for processed files, or the error code for refused ones.

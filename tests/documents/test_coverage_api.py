@@ -7,30 +7,14 @@ import base64
 
 import pytest
 
-from billing.services import credit_balance, credits_grant_admin
+from billing.services import credit_balance
 from exograph.documents.models import Document
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 from tests.documents.conftest import fixture_bytes
 from tests.documents.test_coverage import scanned_pdf
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 URL = "/api/v1/documents/"
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def funded(alice, charlie):
-    for user in (alice, charlie):
-        credits_grant_admin(account=user, amount=1000, actor=None, note="tests")
-    return alice
 
 
 def _b64(data: bytes, filename: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from exograph.documents.extraction import (
 from exograph.documents.models import DocumentType
 from exograph.documents.parsing import document_text_extract
 from tests.documents.conftest import fixture_bytes
-from tests.fakes.openai_chat import fake_openai_server
+from tests.fakes.llm_chat import FakeOpenAIChatServer
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,8 @@ def test_offline_on_a_real_paper_finds_its_names():
 
 @pytest.fixture
 def llm(settings):
-    with fake_openai_server() as server:
+    with FakeOpenAIChatServer(api_key="sk-test") as server:
+        server.default = (200, '{"entities": [], "relations": []}')
         settings.LLM_BASE_URL = server.base_url
         settings.LLM_API_KEY = "sk-test"
         settings.LLM_MODEL = "fake-model"
@@ -146,10 +147,10 @@ def test_llm_client_speaks_chat_completions(llm):
     llm.reply('{"ok": true}')
     reply = llm_chat_complete(messages=[{"role": "user", "content": "hi"}], json_schema={"name": "x", "schema": {}})
     assert reply.content == '{"ok": true}' and reply.model == "fake-model"
-    sent = llm.requests[0]
+    sent = llm.bodies[0]
     assert sent["model"] == "fake-model"
     assert sent["response_format"]["type"] == "json_schema"
-    assert llm.auth_headers[0] == "Bearer sk-test"
+    assert llm.requests[0].header("Authorization") == "Bearer sk-test"
 
 
 def test_llm_client_5xx_is_a_transient_error(llm):
@@ -205,7 +206,7 @@ def test_llm_extractor_uses_valid_output(llm):
     assert entities["TraceMonkey"].description == "A JIT compiler."
     assert [(r.source, r.type, r.target) for r in extraction.relations] == [("Andreas Gal", "DESIGNED", "TraceMonkey")]
     assert len(llm.requests) == 1
-    schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
+    schema = llm.bodies[0]["response_format"]["json_schema"]["schema"]
     assert set(schema["required"]) == {"entities", "relations"}
 
 

@@ -9,21 +9,12 @@ import pytest
 
 from billing.models import CreditEntry
 from billing.services import credits_grant_admin
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 from tests.documents.conftest import fixture_bytes
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 URL = "/api/v1/documents/"
 PAPER = "pdf/sf_pdflatex-4-pages.pdf"
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 def test_documents_and_ledgers_of_two_owners_of_the_same_paper_stay_apart(  # type: ignore[no-untyped-def]

@@ -14,17 +14,9 @@ from exograph.core.language import text_is_language
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs import store
-from exograph.graphs.models import Graph
 from tests.documents.conftest import fixture_bytes
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 
 def test_a_real_pdf_figure_is_searchable_but_gives_no_entities_and_no_quotes(

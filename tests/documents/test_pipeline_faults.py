@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from billing.services import credit_balance, credits_grant_admin
+from billing.services import credit_balance
 from exograph.core.errors import ServiceUnavailable, TransientError
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
@@ -24,26 +24,12 @@ from exograph.graphs.services import graph_delete
 from tests.documents.conftest import fixture_bytes
 from tests.factories import search_entities
 from tests.fakes.http import Reply
-from tests.fakes.openai_chat import fake_openai_server
+from tests.fakes.llm_chat import FakeOpenAIChatServer
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 URL = "/api/v1/documents/"
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"  # 4 pages: 9 credits
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def funded(alice, charlie):
-    for user in (alice, charlie):
-        credits_grant_admin(account=user, amount=1000, actor=None, note="tests")
-    return alice
 
 
 def _b64(name: str) -> dict[str, str]:
@@ -184,9 +170,10 @@ LLM_GOOD = json.dumps(
 
 @pytest.fixture
 def llm(settings):
-    with fake_openai_server() as server:
+    with FakeOpenAIChatServer() as server:
         settings.DOCUMENTS_EXTRACTOR = "llm"
         settings.LLM_BASE_URL = server.base_url
+        settings.LLM_API_KEY = server.api_key
         settings.LLM_MODEL = "fake-model"
         settings.LLM_MAX_RETRIES = 0  # the counts below are the stage's own retries, not the SDK's
         server.default = (200, LLM_GOOD)

@@ -13,20 +13,13 @@ from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs import store
 from exograph.graphs.models import Graph
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 ARTICLE = (
     "# Acme Robotics\n\n"
     "Acme Robotics is a company founded by Jane Doe in Boston in 2019.\n\n"
     "The film stars Audrey Hepburn as Eliza Doolittle, and Acme Robotics paid $14 million for its rights.\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 def _old_extractor(chunks):  # type: ignore[no-untyped-def]

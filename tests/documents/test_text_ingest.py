@@ -8,19 +8,18 @@ import uuid
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from billing.services import credit_balance, credits_grant_admin
+from billing.services import credit_balance
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentChunk, DocumentStatus, SourceType
 from exograph.documents.services import (
     document_stage_parse,
     document_text_ingest,
 )
-from exograph.graphs import store
-from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.models import GraphKind
 from exograph.graphs.services import graph_default_for_user
 from tests.factories import search_entities
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 
 URL = "/api/v1/documents/"
@@ -30,20 +29,6 @@ ARTICLE = (
     "## Products\n\n"
     "Acme Robotics builds the Rover X1 for warehouses.\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def funded(alice, bob, charlie):
-    for user in (alice, bob, charlie):
-        credits_grant_admin(account=user, amount=1000, actor=None, note="tests")
-    return alice
 
 
 def _post(client, capture, payload, *, fmt="json"):

@@ -3,7 +3,8 @@
 - `FakeHTTPServer` (tests/fakes/http.py): threaded http.server base that records requests and can be
   scripted to fail (status, body, headers, delay). Subclass it and implement `handle()`.
 - `FakeOpenAIServer` (tests/fakes/openai_server.py): OpenAI-compatible POST /v1/embeddings.
-- `fake_openai_server()` (tests/fakes/openai_chat.py): OpenAI-compatible POST /v1/chat/completions.
+- `FakeOpenAIChatServer`, `FakeAnthropicServer` (tests/fakes/llm_chat.py): OpenAI-compatible POST
+  /v1/chat/completions and Anthropic's POST /v1/messages, streaming included.
 - `FakeArxiv` (tests/fakes/arxiv.py): the arXiv API's GET /api/query, Atom feeds and error feeds.
 - `FakeMediaWiki` (tests/fakes/mediawiki.py): MediaWiki's /w/api.php, list=search and prop=extracts JSON.
 - `FakeWeb`, `resolve_names`, `DripServer` (tests/fakes/web.py): a Brave/SearXNG search API with HTML

@@ -2,7 +2,9 @@
 
 - `FakeOpenAIChatServer`: POST /v1/chat/completions (OpenAI Chat Completions; `stream: true` answers
   server-sent `chat.completion.chunk` events ending in `data: [DONE]`, with a usage chunk when
-  `stream_options.include_usage`).
+  `stream_options.include_usage`). The chat, research and LLM-extraction tests all use it: `reply(content,
+  status)` queues answers and errors in order, `default` answers when nothing is queued, `bodies` are the
+  JSON requests.
 - `FakeAnthropicServer`: POST /v1/messages (Anthropic Messages; `stream: true` answers the
   message_start / content_block_* / message_delta / message_stop events).
 
@@ -13,7 +15,10 @@ echo the last user message) and can be scripted to fail (`fail_next`, from FakeH
 from __future__ import annotations
 
 import json
+import threading
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tests.fakes.http import FakeHTTPServer, RecordedRequest, Reply
@@ -60,6 +65,19 @@ class _QueuedText(FakeHTTPServer):
 class FakeOpenAIChatServer(_QueuedText):
     def __init__(self, *, api_key: str = "sk-test-chat") -> None:
         super().__init__(api_key=api_key)
+        self.answers: deque[tuple[int, str]] = deque()
+        self.default: tuple[int, str] | None = None  # (status, content) when nothing is queued; None: echo
+
+    def reply(self, content: str, status: int = 200) -> None:
+        """Queue one answer, in order (before queue()'s texts): the assistant's content, or an error of status."""
+        self.answers.append((status, content))
+
+    def _answer(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+        if self.answers:
+            return self.answers.popleft()
+        if self.texts or self.default is None:
+            return 200, self._text_for(messages)
+        return self.default
 
     @property
     def base_url(self) -> str:
@@ -74,7 +92,9 @@ class FakeOpenAIChatServer(_QueuedText):
         model, messages = body.get("model"), body.get("messages")
         if not isinstance(model, str) or not model or not isinstance(messages, list) or not messages:
             return Reply(400, openai_error("'messages' and 'model' are required."))
-        text = self._text_for(messages)
+        status, text = self._answer(messages)
+        if status != 200:
+            return Reply(status, openai_error("fake failure", type_="server_error"))
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -193,3 +213,55 @@ class FakeAnthropicServer(_QueuedText):
             ("message_stop", {"type": "message_stop"}),
         ]
         return Reply(200, _sse(events), content_type="text/event-stream")
+
+
+class SlowSynthesisChatServer(FakeOpenAIChatServer):
+    """For research killed mid-session: plans at once; holds the first synthesis request until `release` is set
+    (the test kills the worker meanwhile); `syntheses` counts the synthesis requests."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.syntheses = 0
+
+    def handle(self, request: RecordedRequest) -> Reply:
+        body: dict[str, Any] = request.json() or {}
+        prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
+        if "Numbered sources" in prompt:
+            self.syntheses += 1
+            if self.syntheses == 1:
+                self.release.wait(timeout=120)
+            self.queue('{"findings": [{"text": "Surface codes protect logical qubits.", "citations": [1]}]}')
+        else:
+            self.queue("surface code threshold\nlogical qubits")
+        return super().handle(request)
+
+
+@contextmanager
+def openai_chat_settings(settings: Any, *, provider: str, retries: int) -> Iterator[FakeOpenAIChatServer]:
+    """A FakeOpenAIChatServer with the provider setting (CHAT_PROVIDER, RESEARCH_PROVIDER) "openai", the LLM
+    settings pointed at it (models fast-model and strong-model, 2 s timeout) and `retries` SDK retries."""
+    with FakeOpenAIChatServer() as server:
+        setattr(settings, provider, "openai")
+        settings.LLM_BASE_URL = server.base_url
+        settings.LLM_API_KEY = server.api_key
+        settings.CHAT_SNAP_MODEL = "fast-model"
+        settings.CHAT_PONDER_MODEL = "strong-model"
+        settings.LLM_TIMEOUT_SECONDS = 2.0
+        settings.LLM_MAX_RETRIES = retries
+        yield server
+
+
+class StuckChatServer(FakeOpenAIChatServer):
+    """Holds every request until `release` is set (a test kills the web process meanwhile); `asked` is set by the
+    first request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.asked = threading.Event()
+
+    def handle(self, request: RecordedRequest) -> Reply:
+        self.asked.set()
+        self.release.wait(timeout=120)
+        return super().handle(request)

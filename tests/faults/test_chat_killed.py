@@ -12,7 +12,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -30,7 +29,7 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.services import graph_create
 from tests.fakes.llm_chat import FakeOpenAIChatServer
-from tests.faults.conftest import database_url, wait_until
+from tests.faults.conftest import chat_fault_env, wait_until
 
 pytestmark = [pytest.mark.faults]
 
@@ -56,27 +55,6 @@ def _entries(user) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
     return list(rows.values_list("kind", "amount"))
 
 
-class _StuckProvider(FakeOpenAIChatServer):
-    """Holds every request until released (the web process is killed meanwhile)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.release = threading.Event()
-        self.asked = threading.Event()
-
-    def handle(self, request):  # type: ignore[no-untyped-def]
-        self.asked.set()
-        self.release.wait(timeout=120)
-        return super().handle(request)
-
-
-@pytest.fixture
-def stuck_provider() -> Iterator[_StuckProvider]:
-    with _StuckProvider() as server:
-        yield server
-        server.release.set()
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_web_killed_mid_generation_the_sweep_refunds_the_unanswered_charge(
@@ -84,25 +62,8 @@ def test_web_killed_mid_generation_the_sweep_refunds_the_unanswered_charge(
 ):
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
     credits_grant_admin(account=charlie, amount=100, actor=None, note="tests")
-    services = {
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "FALKORDB_URL": settings.FALKORDB_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "EXOGRAPH_LEASE_TTL": "4",
-        "EXOGRAPH_LEASE_SWEEP": "2",
-    }
-    web = start_web(
-        {
-            **services,
-            "CHAT_PROVIDER": "openai",
-            "LLM_BASE_URL": stuck_provider.base_url,
-            "LLM_API_KEY": stuck_provider.api_key,
-            "CHAT_SNAP_MODEL": "fast-model",
-            "LLM_TIMEOUT_SECONDS": "100",
-            "LLM_MAX_RETRIES": "0",
-        }
-    )
+    services, web_env = chat_fault_env(stuck_provider)
+    web = start_web(web_env)
     key = api_key_for(alice)
     outcome: list[Any] = []
 

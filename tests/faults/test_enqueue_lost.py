@@ -30,8 +30,7 @@ from billing.services import credit_balance, credits_grant_admin
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStage, DocumentStatus
 from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK
-from exograph.graphs import store
-from exograph.graphs.models import Graph
+from tests.factories import graph_stores_drop
 from tests.faults.conftest import broker_urls, short_lease_env, wait_until
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -50,11 +49,7 @@ RUNNING_BOUND, RECOVERY_BOUND = 180, 240
 @pytest.fixture(autouse=True)
 def _drop_graph_stores() -> Iterator[None]:
     yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        try:
-            store.store_drop(f"exo:{graph_id}")
-        except Exception:  # noqa: S110 (the throwaway store is gone with its test)
-            pass
+    graph_stores_drop(missing_ok=True)  # the throwaway store is gone with its test
 
 
 def _ledger(user) -> int:  # type: ignore[no-untyped-def]

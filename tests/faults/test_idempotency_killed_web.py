@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,17 +21,10 @@ from billing.models import IdempotencyStatus, IdempotentRequest
 from billing.services import credit_balance, credits_grant_admin
 from exograph.chat.services import CHAT_LEASE
 from exograph.core.models import Lease
-from tests.faults.conftest import database_url, wait_until
-from tests.faults.test_chat_killed import PRICE, URL, _entries, _ledger, _StuckProvider
+from tests.faults.conftest import chat_fault_env, wait_until
+from tests.faults.test_chat_killed import PRICE, URL, _entries, _ledger
 
 pytestmark = [pytest.mark.faults]
-
-
-@pytest.fixture
-def stuck_provider() -> Iterator[_StuckProvider]:
-    with _StuckProvider() as server:
-        yield server
-        server.release.set()
 
 
 @pytest.mark.worker
@@ -41,23 +33,7 @@ def test_a_claim_of_a_killed_web_answers_at_once_and_then_the_refund(
     alice, api_key_for, start_web, start_worker, stuck_provider
 ):
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
-    services = {
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "FALKORDB_URL": settings.FALKORDB_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "EXOGRAPH_LEASE_TTL": "4",
-        "EXOGRAPH_LEASE_SWEEP": "2",
-    }
-    web_env = {
-        **services,
-        "CHAT_PROVIDER": "openai",
-        "LLM_BASE_URL": stuck_provider.base_url,
-        "LLM_API_KEY": stuck_provider.api_key,
-        "CHAT_SNAP_MODEL": "fast-model",
-        "LLM_TIMEOUT_SECONDS": "100",
-        "LLM_MAX_RETRIES": "0",
-    }
+    services, web_env = chat_fault_env(stuck_provider)
     web = start_web(web_env)
     headers = {"Authorization": f"Bearer {api_key_for(alice)}", "Idempotency-Key": "message-after-a-crash"}
     body = {"message": "Who designed the Analytical Engine?", "model": "snap"}

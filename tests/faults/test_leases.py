@@ -19,23 +19,14 @@ from exograph.core.leases import LeaseBusy, lease_acquire, lease_expired, lease_
 from exograph.core.models import Lease
 from exograph.documents.models import Document, DocumentStage, DocumentStatus
 from exograph.documents.services.state import DOCUMENT_LEASE, EMBED_TASK, PARSE_TASK
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 
-pytestmark = [pytest.mark.faults, pytest.mark.django_db]
+pytestmark = [pytest.mark.faults, pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 URL = "/api/v1/documents/"
 TEXT = (
     "Marie Curie was a physicist and chemist who worked in Paris. She discovered polonium and radium "
     "with Pierre Curie at the University of Paris. "
 ) * 8
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 @pytest.fixture

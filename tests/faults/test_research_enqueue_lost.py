@@ -28,7 +28,6 @@ from research.services.pipeline import RESEARCH_LEASE
 from tests.faults.conftest import session_stores, short_lease_env, wait_until
 from tests.research.conftest import (  # noqa: F401 (fixtures: the World Graph row, world sources)
     _world_row_and_stores,
-    fund,
     quantum_world,
     world_source,
 )

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
-from typing import Any
 
 import pytest
 from django.conf import settings
@@ -24,11 +22,10 @@ from billing.services import credit_balance, credits_grant_admin
 from exograph.core.models import Lease
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.services.pipeline import RESEARCH_LEASE
-from tests.fakes.llm_chat import FakeOpenAIChatServer
+from tests.fakes.llm_chat import SlowSynthesisChatServer
 from tests.faults.conftest import session_stores, short_lease_env, tasks_via_broker, wait_until
 from tests.research.conftest import (  # noqa: F401 (fixtures: the World Graph row, world sources)
     _world_row_and_stores,
-    fund,
     quantum_world,
     world_source,
 )
@@ -36,27 +33,6 @@ from tests.research.conftest import (  # noqa: F401 (fixtures: the World Graph r
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 RUNNING_BOUND, RECOVERY_BOUND = 240, 240
-
-
-class _SlowSynthesis(FakeOpenAIChatServer):
-    """Plans at once; holds the first synthesis request until released (the worker is killed meanwhile)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.release = threading.Event()
-        self.syntheses = 0
-
-    def handle(self, request):  # type: ignore[no-untyped-def]
-        body: dict[str, Any] = request.json() or {}
-        prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
-        if "Numbered sources" in prompt:
-            self.syntheses += 1
-            if self.syntheses == 1:
-                self.release.wait(timeout=120)
-            self.queue('{"findings": [{"text": "Surface codes protect logical qubits.", "citations": [1]}]}')
-        else:
-            self.queue("surface code threshold\nlogical qubits")
-        return super().handle(request)
 
 
 def _ledger(user) -> int:  # type: ignore[no-untyped-def]
@@ -68,7 +44,7 @@ def test_worker_killed_mid_research_the_sweep_resumes_the_session_on_a_new_worke
     from research.services import research_session_create
 
     credits_grant_admin(account=alice, amount=100, actor=None, note="tests")
-    with _SlowSynthesis() as llm:
+    with SlowSynthesisChatServer() as llm:
         env = short_lease_env(
             RESEARCH_INGEST_POLL_SECONDS="0.5",
             RESEARCH_PROVIDER="openai",

@@ -14,7 +14,6 @@ import pytest
 from exograph.accounts.models import User
 from exograph.core.embedded import EmbeddedFalkorDB
 from exograph.core.falkor import falkordb_reset
-from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.models import Graph
 from exograph.graphs.services import graph_document_write
@@ -22,10 +21,8 @@ from exograph.graphs.types import ChunkIn, EntityIn, MentionIn, RelationIn
 
 
 @pytest.fixture(autouse=True)
-def _drop_graph_stores(db) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
+def _drop_graph_stores(drop_graph_stores) -> None:  # type: ignore[no-untyped-def]
+    """Every graph test drops its stores (tests/conftest.py's drop_graph_stores)."""
 
 
 @pytest.fixture

@@ -11,16 +11,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from django.conf import settings
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from billing.services import credits_grant_admin
-from exograph.graphs import store
-from exograph.graphs.models import Graph
-from tests.factories import world_graph_row_ensure
+from tests.factories import graph_stores_drop, world_graph_row_ensure
 from tests.live import LiveServer
 
 
@@ -44,8 +42,7 @@ def live_server_asgi(transactional_db) -> Iterator[LiveServer]:  # type: ignore[
     finally:
         server.stop()
         # FalkorDB outlives the test's database: drop the graphs it wrote (the world graph's too).
-        for graph_id in Graph.objects.values_list("id", flat=True):
-            store.store_drop(f"exo:{graph_id}")
+        graph_stores_drop()
 
 
 @pytest.fixture(autouse=True)
@@ -56,14 +53,6 @@ def _fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
-
-
-@pytest.fixture
-def fund():  # type: ignore[no-untyped-def]
-    def grant(user: Any, amount: int) -> None:
-        credits_grant_admin(account=user, amount=amount, actor=None, note="tests")
-
-    return grant
 
 
 @asynccontextmanager
@@ -81,6 +70,19 @@ async def mcp_http(
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 yield session
+
+
+def mcp_story(url: str, key: str, steps, *, stdio: bool = False, **kwargs: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Run `await steps(mcp, out)` in one MCP session (streamable HTTP at url/mcp, or the stdio bridge); returns out."""
+    out: dict[str, object] = {}
+
+    async def run() -> None:
+        opener = mcp_stdio(url, key=key, **kwargs) if stdio else mcp_http(f"{url}/mcp", key=key, **kwargs)
+        async with opener as mcp:
+            await steps(mcp, out)
+
+    anyio.run(run)
+    return out
 
 
 def console_script() -> list[str]:

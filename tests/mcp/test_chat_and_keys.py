@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from billing.models import CreditEntry
 from billing.services import credit_balance
 from exograph.accounts.services import api_key_create
-from tests.mcp.conftest import mcp_http, mcp_stdio, text_of
+from tests.mcp.conftest import mcp_story, text_of
 from tests.mcp.test_http import NOTE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 QUESTION = "Who leads the Zanzibar Quokka Foundation?"
-
-
-def _story(url: str, key: str, steps, *, stdio: bool = False, **kwargs: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    out: dict[str, object] = {}
-
-    async def run() -> None:
-        opener = mcp_stdio(url, key=key, **kwargs) if stdio else mcp_http(f"{url}/mcp", key=key, **kwargs)
-        async with opener as mcp:
-            await steps(mcp, out)
-
-    anyio.run(run)
-    return out
 
 
 async def _chat_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
@@ -76,14 +63,14 @@ def _check_chat(out: dict[str, object], user) -> None:  # type: ignore[no-untype
 
 def test_chat_tools_end_to_end_over_streamable_http(live_server_asgi, alice, alice_key, fund):
     fund(alice, 100)
-    out = _story(live_server_asgi.url, alice_key, _chat_steps)
+    out = mcp_story(live_server_asgi.url, alice_key, _chat_steps)
     _check_chat(out, alice)
     assert credit_balance(account=alice) == 100 - 6 - 3 - 3
 
 
 def test_chat_tools_end_to_end_over_stdio(live_server_asgi, alice, alice_key, fund):
     fund(alice, 100)
-    out = _story(live_server_asgi.url, alice_key, _chat_steps, stdio=True)
+    out = mcp_story(live_server_asgi.url, alice_key, _chat_steps, stdio=True)
     _check_chat(out, alice)
 
 
@@ -96,14 +83,14 @@ def test_charlies_chat_tools_cannot_see_or_continue_alices_sessions(
     async def alice_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
         out["session"] = await mcp.call_tool("create_chat_session", {"title": "Alice's secret plans"})
 
-    alices = _story(live_server_asgi.url, alice_key, alice_steps)["session"].structured_content  # type: ignore[attr-defined]
+    alices = mcp_story(live_server_asgi.url, alice_key, alice_steps)["session"].structured_content  # type: ignore[attr-defined]
 
     async def charlie_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
         out["own"] = await mcp.call_tool("create_chat_session", {"title": "Charlie's own"})
         out["list"] = await mcp.call_tool("list_chat_sessions", {})
         out["send"] = await mcp.call_tool("send_chat_message", {"message": "hi", "session_id": alices["id"]})
 
-    out = _story(live_server_asgi.url, charlie_key, charlie_steps)
+    out = mcp_story(live_server_asgi.url, charlie_key, charlie_steps)
     assert [s["title"] for s in out["list"].structured_content["results"]] == ["Charlie's own"]  # type: ignore[attr-defined]
     assert "Alice's secret plans" not in text_of(out["list"])
     assert out["send"].is_error and "Not found:" in text_of(out["send"])  # type: ignore[attr-defined]
@@ -124,7 +111,7 @@ def test_a_read_only_key_searches_but_its_upload_and_chat_are_refused_naming_its
         out["chat"] = await mcp.call_tool("send_chat_message", {"message": "hello"})
 
     for stdio in (False, True):
-        out = _story(live_server_asgi.url, reader, steps, stdio=stdio)
+        out = mcp_story(live_server_asgi.url, reader, steps, stdio=stdio)
         assert not out["search"].is_error and not out["graphs"].is_error  # type: ignore[attr-defined]
         for name, path in (("upload", "/api/v1/documents/"), ("chat", "/api/v1/chat/messages/")):
             result = out[name]
@@ -145,7 +132,7 @@ def test_a_capped_keys_chat_past_the_cap_is_refused_with_what_is_left(live_serve
     async def upload(mcp, out) -> None:  # type: ignore[no-untyped-def]
         out["upload"] = await mcp.call_tool("upload_document", {"file_content_base64": NOTE, "filename": "quokka.docx"})
 
-    uploaded = _story(live_server_asgi.url, uploader, upload)
+    uploaded = mcp_story(live_server_asgi.url, uploader, upload)
     assert not uploaded["upload"].is_error, text_of(uploaded["upload"])  # type: ignore[attr-defined]
     after_upload = credit_balance(account=alice)
     capped = api_key_create(actor=alice, name="agent", monthly_credit_cap=5).secret
@@ -154,7 +141,7 @@ def test_a_capped_keys_chat_past_the_cap_is_refused_with_what_is_left(live_serve
         out["first"] = await mcp.call_tool("send_chat_message", {"message": QUESTION, "reasoning_engine": "graph"})
         out["second"] = await mcp.call_tool("send_chat_message", {"message": "What does the foundation fund?"})
 
-    out = _story(live_server_asgi.url, capped, steps)
+    out = mcp_story(live_server_asgi.url, capped, steps)
     assert not out["first"].is_error, text_of(out["first"])  # type: ignore[attr-defined]
     assert out["first"].structured_content["grounded"] is True  # type: ignore[attr-defined]
     second = out["second"]

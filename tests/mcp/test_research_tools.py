@@ -8,24 +8,12 @@ import pytest
 from billing.models import Hold
 from billing.services import credit_balance
 from exograph.accounts.services import api_key_create
-from tests.mcp.conftest import mcp_http, mcp_stdio, text_of
+from tests.mcp.conftest import mcp_story, text_of
 from tests.research.conftest import quantum_world, world_source  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TOPIC = "quantum error correction with surface codes"
-
-
-def _story(url: str, key: str, steps, *, stdio: bool = False, **kwargs: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    out: dict[str, object] = {}
-
-    async def run() -> None:
-        opener = mcp_stdio(url, key=key, **kwargs) if stdio else mcp_http(f"{url}/mcp", key=key, **kwargs)
-        async with opener as mcp:
-            await steps(mcp, out)
-
-    anyio.run(run)
-    return out
 
 
 async def _research_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
@@ -77,12 +65,12 @@ def _check_research(out: dict[str, object], user) -> None:  # type: ignore[no-un
 
 def test_research_tools_end_to_end_over_streamable_http(live_server_asgi, alice, alice_key, fund, quantum_world):  # noqa: F811
     fund(alice, 100)
-    _check_research(_story(live_server_asgi.url, alice_key, _research_steps), alice)
+    _check_research(mcp_story(live_server_asgi.url, alice_key, _research_steps), alice)
 
 
 def test_research_tools_end_to_end_over_stdio(live_server_asgi, alice, alice_key, fund, quantum_world):  # noqa: F811
     fund(alice, 100)
-    _check_research(_story(live_server_asgi.url, alice_key, _research_steps, stdio=True), alice)
+    _check_research(mcp_story(live_server_asgi.url, alice_key, _research_steps, stdio=True), alice)
 
 
 def test_charlie_cannot_read_alices_research_and_restricted_keys_cannot_start_one(
@@ -94,7 +82,7 @@ def test_charlie_cannot_read_alices_research_and_restricted_keys_cannot_start_on
     async def alice_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
         out["created"] = await mcp.call_tool("create_research_session", {"query": "alice's secret topic"})
 
-    alices = _story(live_server_asgi.url, alice_key, alice_steps)["created"]
+    alices = mcp_story(live_server_asgi.url, alice_key, alice_steps)["created"]
     assert not alices.is_error, text_of(alices)  # type: ignore[attr-defined]
     alice_id = alices.structured_content["id"]  # type: ignore[attr-defined]
 
@@ -103,7 +91,7 @@ def test_charlie_cannot_read_alices_research_and_restricted_keys_cannot_start_on
         out["get"] = await mcp.call_tool("get_research_status", {"session_id": alice_id})
         out["list"] = await mcp.call_tool("list_research_sessions", {})
 
-    out = _story(live_server_asgi.url, charlie_key, charlie_steps)
+    out = mcp_story(live_server_asgi.url, charlie_key, charlie_steps)
     assert out["get"].is_error and "Not found:" in text_of(out["get"]) and "HTTP 404" in text_of(out["get"])  # type: ignore[attr-defined]
     assert [s["topic"] for s in out["list"].structured_content["results"]] == ["charlie's own topic"]  # type: ignore[attr-defined]
     assert "secret" not in text_of(out["list"])
@@ -115,9 +103,9 @@ def test_charlie_cannot_read_alices_research_and_restricted_keys_cannot_start_on
     async def restricted_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
         out["try"] = await mcp.call_tool("create_research_session", {"query": TOPIC})
 
-    refused_ro = _story(live_server_asgi.url, reader, restricted_steps)["try"]
+    refused_ro = mcp_story(live_server_asgi.url, reader, restricted_steps)["try"]
     assert refused_ro.is_error and "(HTTP 403, key_read_only)" in text_of(refused_ro)  # type: ignore[attr-defined]
-    refused_cap = _story(live_server_asgi.url, capped, restricted_steps, stdio=True)["try"]
+    refused_cap = mcp_story(live_server_asgi.url, capped, restricted_steps, stdio=True)["try"]
     assert refused_cap.is_error  # type: ignore[attr-defined]
     assert "monthly credit cap is 10 credits; 0 were spent this month, 10 left, and this needs 30" in text_of(
         refused_cap

@@ -12,16 +12,14 @@ from datetime import date
 
 import pytest
 
-from billing.services import credits_grant_admin
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus, SourceType
 from exograph.documents.services import document_text_ingest
-from exograph.graphs import store
-from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.models import GraphKind
 from exograph.graphs.services import graph_default_for_user
-from tests.factories import world_graph_row_ensure
-from tests.fakes.llm_chat import FakeOpenAIChatServer
+from tests.factories import graph_stores_drop, world_graph_row_ensure
+from tests.fakes.llm_chat import FakeOpenAIChatServer, openai_chat_settings
 
 QUANTUM = [
     (
@@ -59,16 +57,7 @@ def _world_row_and_stores(request) -> Iterator[None]:  # type: ignore[no-untyped
         request.getfixturevalue("transactional_db" if marker.kwargs.get("transaction") else "db")
     world_graph_row_ensure()
     yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
-
-
-@pytest.fixture
-def fund() -> Callable[[User, int], None]:
-    def give(user: User, amount: int) -> None:
-        credits_grant_admin(account=user, amount=amount, actor=None, note="test funding")
-
-    return give
+    graph_stores_drop()
 
 
 @pytest.fixture
@@ -106,12 +95,5 @@ def quantum_world(bob, world_source) -> list[Document]:  # type: ignore[no-untyp
 @pytest.fixture
 def openai_research(settings) -> Iterator[FakeOpenAIChatServer]:  # type: ignore[no-untyped-def]
     """RESEARCH_PROVIDER=openai against a loopback Chat Completions fake (the production SDK path)."""
-    with FakeOpenAIChatServer() as server:
-        settings.RESEARCH_PROVIDER = "openai"
-        settings.LLM_BASE_URL = server.base_url
-        settings.LLM_API_KEY = server.api_key
-        settings.CHAT_SNAP_MODEL = "fast-model"
-        settings.CHAT_PONDER_MODEL = "strong-model"
-        settings.LLM_TIMEOUT_SECONDS = 2.0
-        settings.LLM_MAX_RETRIES = 0
+    with openai_chat_settings(settings, provider="RESEARCH_PROVIDER", retries=0) as server:
         yield server

@@ -11,20 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from billing.services import credits_grant_admin
 from exograph.documents.models import Document, DocumentOriginal
-from exograph.graphs import store
-from exograph.graphs.models import Graph
 from tests.documents.conftest import fixture_bytes
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 URL = "/api/v1/documents/"
 SMALL_PDF = "pdf/sf_pdflatex-4-pages.pdf"  # 4 pages
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():  # type: ignore[no-untyped-def]
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 @pytest.fixture
