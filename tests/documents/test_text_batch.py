@@ -15,16 +15,23 @@ from exograph.documents.services import (
     documents_batch_process,
 )
 from exograph.graphs import retrieval, store
-from exograph.graphs.models import GraphKind
+from exograph.graphs.models import Graph, GraphKind
 from exograph.graphs.services import graph_default_for_user
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
+pytestmark = pytest.mark.django_db
 
 TEXTS = [
     ("Acme Robotics", "Acme Robotics acquired Beta Motors in 2019 for its electric drive team."),
     ("Beta Motors", "Beta Motors builds the Comet scooter in Lyon."),
     ("Lyon", "Lyon is a city in France on the Rhone."),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _drop_graph_stores():
+    yield
+    for graph_id in Graph.objects.values_list("id", flat=True):
+        store.store_drop(f"exo:{graph_id}")
 
 
 @pytest.fixture
@@ -308,3 +315,26 @@ def test_a_question_key_that_is_a_name_does_not_also_link_to_titles_it_is_the_al
     assert not entities[0].startswith("Paris (film)")
     passages = [item.document_id for item in result.items if item.kind == "passage"]
     assert passages[0] == city and passages.index(film) > passages.index(city)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_sends_each_documents_progress_coalesced_and_ends_on_processed(alice, graph, monkeypatch):
+    """Issue 29: a group's documents' progress goes out in a few calls carrying many documents (not one Redis and
+    channel-layer round trip per change), and each document's last event is its processed state."""
+    from exograph.documents import events
+
+    calls: list[list[dict]] = []
+    monkeypatch.setattr(events, "user_events_send", lambda user_id, sent: calls.append(list(sent)) or [])
+    monkeypatch.setattr(events, "user_event_send", lambda user_id, event: calls.append([event]) or "")
+    results = document_texts_ingest(actor=alice, graph=graph, texts=_items(TEXTS, prefix="events"))
+    ids = [str(document.pk) for document, _ in results]
+    assert Document.objects.filter(pk__in=ids, status=DocumentStatus.PROCESSED).count() == len(ids)
+    last = {}
+    for call in calls:
+        for event in call:
+            assert event["type"] == "document.progress"
+            last[event["document"]["id"]] = event["document"]
+    assert sorted(last) == sorted(ids)
+    assert all(d["status"] == "processed" and d["progress"] == 100 for d in last.values()), last
+    assert max(len(call) for call in calls) == len(ids)  # the group's documents share a send
+    assert len(calls) <= 5  # one per step of the group, not ~8 per document

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 
@@ -28,8 +29,12 @@ from exograph.core.errors import ExoGraphError, InsufficientCredits, TransientEr
 from exograph.core.leases import lease_queued
 from exograph.core.queues import Queue
 from exograph.core.scope import Scope
+from exograph.documents.events import document_events_coalesced, document_events_flush
+from exograph.documents.extraction import document_extract
+from exograph.documents.extraction.types import Extraction
 from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
 from exograph.documents.services.stages import (
+    ChunkText,
     _stage_task,
     _title_entity_add,
     document_stage_embed,
@@ -56,6 +61,7 @@ logger = logging.getLogger(__name__)
 BATCH_TASK = "documents.document_batch_process"
 MAX_BATCH = 5_000  # texts per call
 GROUP = 64  # documents per pipeline task (one chunk-embedding call, one entity-embedding call)
+FLUSH_EVERY = 8  # documents indexed between two sends of the group's coalesced progress events
 
 
 @dataclass(frozen=True)
@@ -176,18 +182,58 @@ def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool =
 
 
 def _batch_process(ids: list[str], *, last_attempt: bool) -> int:
-    at = _resume_points(ids)
-    to_embed = [i for i in ids if at.get(i) == 1]
-    for i in ids:
-        if at.get(i) == 0 and document_stage_parse(document_id=i, last_attempt=last_attempt):
-            to_embed.append(i)
-    _chunks_embed(document_ids=to_embed, last_attempt=last_attempt)
-    to_index = [i for i in ids if at.get(i) == 2]
-    to_index += [i for i in to_embed if document_stage_embed(document_id=i, last_attempt=last_attempt)]
-    _entities_embed(document_ids=to_index, last_attempt=last_attempt)
-    for i in to_index:
-        document_stage_index(document_id=i, last_attempt=last_attempt)
+    # Each stage moves every document of the group a few times: their events go out coalesced, after each step.
+    with document_events_coalesced():
+        at = _resume_points(ids)
+        to_embed = [i for i in ids if at.get(i) == 1]
+        for i in ids:
+            if at.get(i) == 0 and document_stage_parse(document_id=i, last_attempt=last_attempt):
+                to_embed.append(i)
+        document_events_flush()
+        # Extraction (pure Python, holding the GIL) runs beside the group's chunk embedding (torch releases it), as
+        # the embed stage runs it beside a single document's: the stages then only store what it found.
+        chunks = _chunk_texts(to_embed)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
+            extracting = pool.submit(_extractions, chunks)
+            _chunks_embed(document_ids=to_embed, last_attempt=last_attempt)
+            extractions = extracting.result()
+        to_index = [i for i in ids if at.get(i) == 2]
+        to_index += [
+            i
+            for i in to_embed
+            if document_stage_embed(document_id=i, last_attempt=last_attempt, extraction=extractions.get(i))
+        ]
+        document_events_flush()
+        _entities_embed(document_ids=to_index, last_attempt=last_attempt)
+        for n, i in enumerate(to_index, start=1):
+            document_stage_index(document_id=i, last_attempt=last_attempt)
+            if n % FLUSH_EVERY == 0:
+                document_events_flush()
     return Document.objects.filter(pk__in=ids, status=DocumentStatus.PROCESSED).count()
+
+
+def _chunk_texts(document_ids: list[str]) -> dict[str, list[ChunkText]]:
+    """Each document's chunks, in order, as extraction reads them."""
+    chunks: dict[str, list[ChunkText]] = {i: [] for i in document_ids}
+    for document_id, pk, text in (
+        DocumentChunk.objects.filter(document_id__in=document_ids)
+        .order_by("document_id", "ordinal")
+        .values_list("document_id", "id", "text")
+    ):
+        chunks[str(document_id)].append(ChunkText(id=pk, text=text))
+    return chunks
+
+
+def _extractions(chunks: dict[str, list[ChunkText]]) -> dict[str, Extraction]:
+    """Each document's extraction (no I/O); a document whose extraction fails is left out: its embed stage
+    extracts it again and records the failure on it."""
+    found: dict[str, Extraction] = {}
+    for document_id, texts in chunks.items():
+        try:
+            found[document_id] = document_extract(texts)
+        except Exception:
+            logger.warning("document %s: extraction beside the group's embedding failed", document_id, exc_info=True)
+    return found
 
 
 def _resume_points(ids: list[str]) -> dict[str, int]:

@@ -263,8 +263,12 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True, queue_n
     return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt, queue_next=queue_next)
 
 
-def document_stage_embed(*, document_id: str, last_attempt: bool = True, queue_next: bool = False) -> bool:
-    """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch)."""
+def document_stage_embed(
+    *, document_id: str, last_attempt: bool = True, queue_next: bool = False, extraction: Extraction | None = None
+) -> bool:
+    """Stage 2: embed the chunks that have no vector yet, in batches (progress after each batch), and extract
+    entities and relations beside it. extraction: the chunks' extraction, already made (the batch ingest makes a
+    group's beside its chunk embedding); else it is made here."""
     from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 
     def work(document: Document) -> None:
@@ -283,7 +287,7 @@ def document_stage_embed(*, document_id: str, last_attempt: bool = True, queue_n
         # Extraction (pure Python, holds the GIL) runs beside the embedding (torch releases the GIL while it
         # computes), so most of its time hides behind the embedder's. Its result waits on the blob row.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
-            extracting = pool.submit(document_extract, chunks)
+            extracting = pool.submit(lambda: extraction if extraction is not None else document_extract(chunks))
             for offset in range(0, len(pending), batch):
                 if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
                     return  # cancelled mid-way; _stage notices and stops
@@ -294,9 +298,9 @@ def document_stage_embed(*, document_id: str, last_attempt: bool = True, queue_n
                 DocumentChunk.objects.bulk_update(rows, ["embedding"])
                 done += len(rows)
                 _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
-            extraction = extracting.result()
-        DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extraction))
-        Document.objects.filter(pk=document.pk).update(warnings=extraction.warnings)
+            extracted = extracting.result()
+        DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extracted))
+        Document.objects.filter(pk=document.pk).update(warnings=extracted.warnings)
 
     return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt, queue_next=queue_next)
 
