@@ -172,7 +172,8 @@ _sentence_lock = threading.Lock()
 
 def _similarity() -> Similarity | None:
     """Cosine similarity of the question to evidence sentences (the extractive reader's sense of meaning), the
-    sentences' vectors kept in a per-process LRU (SENTENCE_VECTORS_MAX); None without an embedder."""
+    sentences' and questions' vectors kept in a per-process LRU (SENTENCE_VECTORS_MAX): a text is embedded once,
+    and nothing is embedded when every text is known; None without an embedder."""
     try:
         embedder = get_embedder()
     except ExoGraphError:
@@ -181,22 +182,23 @@ def _similarity() -> Similarity | None:
     def similarity(query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
+        wanted = list(dict.fromkeys([query, *texts]))  # the question's own vector is kept like a sentence's
         with _sentence_lock:
-            known = {t: v for t in texts if (v := _sentence_vectors.get((embedder.name, t))) is not None}
+            known = {t: v for t in wanted if (v := _sentence_vectors.get((embedder.name, t))) is not None}
             for text in known:
                 _sentence_vectors.move_to_end((embedder.name, text))
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        missing = [t for t in wanted if t not in known]
         try:
-            vectors = embedder.embed([query, *missing])
+            fresh = dict(zip(missing, embedder.embed(missing), strict=True)) if missing else {}
         except ExoGraphError:
             return [0.0] * len(texts)
-        head, fresh = vectors[0], dict(zip(missing, vectors[1:], strict=True))
         with _sentence_lock:
             for text, vector in fresh.items():
                 _sentence_vectors[(embedder.name, text)] = vector
             while len(_sentence_vectors) > SENTENCE_VECTORS_MAX:
                 _sentence_vectors.popitem(last=False)
         every = {**known, **fresh}
+        head = every[query]
         return [sum(a * b for a, b in zip(head, every[t], strict=False)) for t in texts]
 
     return similarity

@@ -191,8 +191,9 @@ def test_the_reader_embeds_an_evidence_sentence_once_per_process(monkeypatch) ->
     texts = [PRODUCT, DISTRACTOR]
     first = similarity("Who makes the BL-9 sensor?", texts)
     second = similarity("Which firm builds the BL-9?", texts)
+    again = similarity("Who makes the BL-9 sensor?", texts)  # a question asked before: nothing is embedded
     assert sent == [["Who makes the BL-9 sensor?", *texts], ["Which firm builds the BL-9?"]]
-    assert first[0] > first[1] and second[0] > second[1]
+    assert first[0] > first[1] and second[0] > second[1] and again == first
 
 
 def test_a_wh_word_closing_the_question_types_its_answer_and_demonyms_are_not_names() -> None:
@@ -220,3 +221,24 @@ def test_a_chain_link_naming_the_subject_by_a_pronoun_is_followed() -> None:
     result = extract_answer(question="In which city is the studio where Ines Marlow works?", statements=statements)
     assert result.short == "Aarhus" and result.chain == [2, 1], result  # was "Danish": "She" named nobody
     assert result.text.startswith("Aarhus [2, 1]."), result.text
+
+
+def test_the_reader_embeds_nothing_when_one_sentence_leads_by_its_words() -> None:
+    asked: list[list[str]] = []
+
+    def similarity(query: str, texts):  # type: ignore[no-untyped-def]
+        asked.append(list(texts))
+        return [0.5] * len(texts)
+
+    clear = [
+        Statement(1, "The Kessler Library in Tallinn was designed by Liis Raud in 1931."),
+        Statement(2, "Tallinn is the capital of Estonia."),
+    ]
+    result = extract_answer(question="Who designed the Kessler Library?", statements=clear, similarity=similarity)
+    assert result.short == "Liis Raud" and asked == []
+    close = [
+        Statement(1, "The Kessler Library was designed by Liis Raud."),
+        Statement(2, "The Kessler Library annex was designed by Peeter Tamm."),
+    ]
+    extract_answer(question="Who designed the Kessler Library?", statements=close, similarity=similarity)
+    assert len(asked) == 1 and len(asked[0]) == 2  # a close call is read by meaning too
