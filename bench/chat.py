@@ -184,9 +184,7 @@ def run(
             "engines": measured,
         }
         results["total_seconds"] = round(time.perf_counter() - started, 1)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
-        (RESULTS / f"{OUT}.md").write_text(markdown(results))
+        results_write(results)
     if abstain and len(graphs) > 1:
         results["abstention"] = {}
         for index, (name, user, graph, _) in enumerate(graphs):
@@ -200,10 +198,27 @@ def run(
         results["chains"] = chains_run(chains, state=state, engines=engines)
         print(f"chains: {results['chains']}")
     results["total_seconds"] = round(time.perf_counter() - started, 1)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{OUT}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / f"{OUT}.md").write_text(markdown(results))
+    results_write(results)
     print((RESULTS / f"{OUT}.md").read_text() if (RESULTS / f"{OUT}.md").exists() else "no results")
+
+
+def results_write(results: dict[str, Any]) -> None:
+    """bench/results/{OUT}.json and .md, and each question's answer in {OUT}-questions.json (kept out of the
+    summary); the machine's load average is recorded beside the timings."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results["load_average"] = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    rows = {
+        f"{name} {engine}": m.get("rows", [])
+        for name, d in results["datasets"].items()
+        for engine, m in d["engines"].items()
+    }
+    summary = json.loads(json.dumps(results))
+    for d in summary["datasets"].values():
+        for m in d["engines"].values():
+            m.pop("rows", None)
+    (RESULTS / f"{OUT}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (RESULTS / f"{OUT}-questions.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (RESULTS / f"{OUT}.md").write_text(markdown(summary))
 
 
 def validation_load(folder: Path, *, limit: int | None) -> Any:
@@ -290,6 +305,7 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
     from exograph.core.scope import Scope
 
     answered: list[float] = []
+    rows: list[dict[str, Any]] = []  # per question (written to {OUT}-questions.json)
     support_right: list[float] = []
     support_wrong: list[float] = []
 
@@ -322,6 +338,17 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
         support.append(float(reply["support_score"] or 0.0))
         answered.append(1.0 if reply.get("answered", True) else 0.0)
         (support_right if f1[-1] >= 0.5 else support_wrong).append(support[-1])
+        rows.append(
+            {
+                "question": question,
+                "gold": answers[0] if answers else "",
+                "short_answer": str(reply.get("short_answer") or ""),
+                "f1": round(f1[-1], 3),
+                "answered": bool(reply.get("answered", True)),
+                "support": support[-1],
+                "ms": round(totals[-1], 1),
+            }
+        )
     n = max(1, len(totals))
     median_total = statistics.median(totals) if totals else 0.0
     median_retrieval = statistics.median(retrievals) if retrievals else 0.0
@@ -335,10 +362,21 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
         "answered": round(100 * sum(answered) / n, 1),
         "support_right": round(statistics.mean(support_right), 3) if support_right else None,
         "support_wrong": round(statistics.mean(support_wrong), 3) if support_wrong else None,
+        # The support score's quartiles (25th, 50th, 75th) for right (F1 >= 0.5) and wrong answers: its calibration.
+        "support_right_quartiles": quartiles(support_right),
+        "support_wrong_quartiles": quartiles(support_wrong),
         "median_ms": round(median_total, 1),
         "median_retrieval_ms": round(median_retrieval, 1),
         "retrieval_share": round(median_retrieval / median_total, 2) if median_total else 0.0,
+        "rows": rows,
     }
+
+
+def quartiles(values: list[float]) -> list[float] | None:
+    """The 25th, 50th and 75th percentiles of values (None when there are fewer than two)."""
+    if len(values) < 2:
+        return None
+    return [round(q, 3) for q in statistics.quantiles(values, n=4, method="inclusive")]
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -348,7 +386,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Model snap, provider {results['provider']}; "
         + ("validation (HippoRAG train) questions" if results.get("split") == "validation" else "development questions")
         + (f" (first {results['limit']} per dataset)." if results.get("limit") else "."),
-        f"Total run time {results.get('total_seconds', 0)} s on {results['machine']}.",
+        f"Total run time {results.get('total_seconds', 0)} s on {results['machine']}; load average at the end "
+        f"{' '.join(results.get('load_average', [])) or 'unknown'}.",
         "",
         "| dataset | engine | questions | evidence R@5 | evidence R@10 | EM | F1 | answered % | support "
         "(right / wrong) | median ms | retrieval ms (share) |",
@@ -359,7 +398,8 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {engine} | {m['questions']} | {m['evidence_r5']} | {m['evidence_r10']} | {m['em']} "
                 f"| {m['f1']} | {m.get('answered', '')} | {m['support']} ({m.get('support_right')} / "
-                f"{m.get('support_wrong')}) | {m['median_ms']} | {m['median_retrieval_ms']} "
+                f"{m.get('support_wrong')}; quartiles {m.get('support_right_quartiles')} / "
+                f"{m.get('support_wrong_quartiles')}) | {m['median_ms']} | {m['median_retrieval_ms']} "
                 f"({round(100 * m['retrieval_share'])}%) |"
             )
     lines.append("")
