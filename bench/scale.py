@@ -276,6 +276,9 @@ def priority(value: int, pids: list[int]) -> int:
 
 def main() -> None:
     os.environ.setdefault("FALKORDB_QUERY_TIMEOUT_MS", "60000")  # the server's TIMEOUT_MAX
+    # The client waits past the server's own timeout: at the default 30 s a 2,000-entity write on the loaded
+    # machine timed out client-side at ~340k entities and ended the run.
+    os.environ.setdefault("FALKORDB_SOCKET_TIMEOUT", "90")
     os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
     os.environ.setdefault("BILLING_RATE_PER_MINUTE", "1000000")
     os.environ.setdefault("BILLING_RATE_PER_DAY", "100000000")
