@@ -15,23 +15,16 @@ from exograph.documents.services import (
     documents_batch_process,
 )
 from exograph.graphs import retrieval, store
-from exograph.graphs.models import Graph, GraphKind
+from exograph.graphs.models import GraphKind
 from exograph.graphs.services import graph_default_for_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("drop_graph_stores")]
 
 TEXTS = [
     ("Acme Robotics", "Acme Robotics acquired Beta Motors in 2019 for its electric drive team."),
     ("Beta Motors", "Beta Motors builds the Comet scooter in Lyon."),
     ("Lyon", "Lyon is a city in France on the Rhone."),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _drop_graph_stores():
-    yield
-    for graph_id in Graph.objects.values_list("id", flat=True):
-        store.store_drop(f"exo:{graph_id}")
 
 
 @pytest.fixture
