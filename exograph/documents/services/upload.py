@@ -195,7 +195,6 @@ def _document_write(
 ) -> tuple[Document, bool, ChargeResult | None]:
     from billing.services import credits_capture, credits_charge
 
-    cost = upload_cost(prepared)  # the quote's price; credits_charge below charges UPLOAD_ACTION's price for the pages
     if prepared.existing is not None:
         same = prepared.existing
         if same.status in (DocumentStatus.PENDING, DocumentStatus.PROCESSING):
@@ -238,7 +237,9 @@ def _document_write(
                     reference=reference,
                 )
                 document.charge_key = idempotency_key
-            document.credits_charged = result.credits_charged if result else cost
+            # credits_charge priced it as upload_cost does (UPLOAD_ACTION for the pages); a hold's capture records
+            # the upload's own price
+            document.credits_charged = result.credits_charged if result else upload_cost(prepared)
             document.save(update_fields=["charge_key", "credits_charged", "modified"])
             if queue:  # recorded as due in this transaction: a message lost before it is sent is sent by the sweep
                 token = _pipeline_due(str(document.id))
