@@ -64,7 +64,6 @@ NO_ANSWER = "The graphs do not hold an answer to this question."
 RELEVANCE_MIN = 0.3  # the best sentence's match below which the evidence does not answer (tuned, bench/chat.py)
 NAME_COVERAGE_MIN = 0.5  # share of the question's names and figures the evidence must hold
 MEANING_POOL = 8  # sentences embedded per question (the most words in common with it first)
-MEANING_GAP: float | None = 0.1  # the top sentence's lead in words over the next at which nothing is embedded (tuned)
 CONFIDENT_MARGIN = 0.1  # the short answer's lead over the next candidate at which it is taken as sure (tuned)
 
 
@@ -97,13 +96,12 @@ def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None
         _Sentence(s.n, s.text, s.position, _word_match(wanted, s.text, _family_match(query, s.text)), about=s.about)
         for s in sentences
     ]
-    if similarity is not None and any(s.words > 0 for s in scored):
-        # Only the MEANING_POOL sentences sharing most words with the query, and at least one, are embedded (the
-        # reader's cost): a sentence with no word or relation of the question in common keeps its word score.
-        pool = sorted((s for s in scored if s.words > 0), key=lambda s: (-s.words, s.position))[:MEANING_POOL]
-        if MEANING_GAP is not None and (len(pool) < 2 or pool[0].words - pool[1].words >= MEANING_GAP):
-            pool = []  # one sentence leads by its words alone: meaning would not change the reading
-        for sentence, value in zip(pool, similarity(query, [s.text for s in pool]) if pool else [], strict=True):
+    if similarity is not None and scored:
+        # Only the MEANING_POOL sentences sharing most words with the query are embedded (the reader's cost). Every
+        # question is read by meaning too: a sentence that says it in other words ("designed" for "drew up the
+        # plans") must be able to win over one that only repeats the question's words.
+        pool = sorted(scored, key=lambda s: (-s.words, s.position))[:MEANING_POOL]
+        for sentence, value in zip(pool, similarity(query, [s.text for s in pool]), strict=True):
             sentence.meaning = max(0.0, float(value))
     return sorted(scored, key=lambda s: (-s.score, s.position))
 
