@@ -223,22 +223,17 @@ def test_a_chain_link_naming_the_subject_by_a_pronoun_is_followed() -> None:
     assert result.text.startswith("Aarhus [2, 1]."), result.text
 
 
-def test_the_reader_embeds_nothing_when_one_sentence_leads_by_its_words() -> None:
-    asked: list[list[str]] = []
-
-    def similarity(query: str, texts):  # type: ignore[no-untyped-def]
-        asked.append(list(texts))
-        return [0.5] * len(texts)
-
-    clear = [
-        Statement(1, "The Kessler Library in Tallinn was designed by Liis Raud in 1931."),
-        Statement(2, "Tallinn is the capital of Estonia."),
+def test_a_heading_is_never_glued_to_the_sentence_after_it() -> None:
+    """A document's title line (markdown heading, or a lone unpunctuated line) is not a sentence, and a blank line
+    ends one: the reader once answered "The Harbour Lights of Quillmoor Quillmoor is a fishing town" from a text
+    whose heading ran into its first sentence."""
+    text = (
+        "# Lamps of Brindlecombe\n\nBrindlecombe is a harbour village in Devon. Its slate tower was planned by the "
+        "surveyor Edwin Carrow in 1873.\n\nCarrow Tower\n\nThe tower's lamp burns oil."
+    )
+    assert whole_sentences(text) == [
+        "Brindlecombe is a harbour village in Devon.",
+        "Its slate tower was planned by the surveyor Edwin Carrow in 1873.",
+        "The tower's lamp burns oil.",
     ]
-    result = extract_answer(question="Who designed the Kessler Library?", statements=clear, similarity=similarity)
-    assert result.short == "Liis Raud" and asked == []
-    close = [
-        Statement(1, "The Kessler Library was designed by Liis Raud."),
-        Statement(2, "The Kessler Library annex was designed by Peeter Tamm."),
-    ]
-    extract_answer(question="Who designed the Kessler Library?", statements=close, similarity=similarity)
-    assert len(asked) == 1 and len(asked[0]) == 2  # a close call is read by meaning too
+    assert whole_sentences("A lone snippet without its full stop") == ["A lone snippet without its full stop"]

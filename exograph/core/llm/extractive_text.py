@@ -120,15 +120,29 @@ def sentences_of(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
 
 
+_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}[ \t].*$", re.M)
+
+
 def whole_sentences(text: str) -> list[str]:
-    """A passage's complete sentences: a snippet's cut first and last pieces and table-like rows left out."""
-    raw = " ".join(text.split())
-    # Table cells are pieces of their own (never glued to the sentence before them).
-    parts = [part.strip() for block in re.split(r"\s*\|\s*", raw) for part in _SENTENCE.split(block) if part.strip()]
-    if parts and raw.startswith("…"):
-        parts = parts[1:]
-    if parts and (raw.endswith("…") or parts[-1][-1:] not in ".!?\"')"):
-        parts = parts[:-1] if len(parts) > 1 or raw.endswith("…") else parts
+    """A passage's complete sentences: a snippet's cut first and last pieces, headings and table-like rows left out.
+
+    A blank line ends a sentence (a heading or a caption is never glued to the paragraph after it), and a markdown
+    heading line, or a paragraph of one unpunctuated line among others, is a title, not a sentence."""
+    stripped = text.strip()
+    paragraphs = [
+        " ".join(block.split()) for block in re.split(r"\n\s*\n", _HEADING_LINE.sub("\n\n", stripped)) if block.strip()
+    ]
+    parts: list[str] = []
+    for index, paragraph in enumerate(paragraphs):
+        # Table cells are pieces of their own (never glued to the sentence before them).
+        pieces = [p.strip() for cell in re.split(r"\s*\|\s*", paragraph) for p in _SENTENCE.split(cell) if p.strip()]
+        if pieces and index == 0 and stripped.startswith("…"):
+            pieces = pieces[1:]
+        last = index == len(paragraphs) - 1
+        if pieces and ((last and stripped.endswith("…")) or pieces[-1][-1:] not in ".!?\"')"):
+            # cut mid-way, or a title: kept only when it is all the passage holds
+            pieces = pieces[:-1] if len(pieces) > 1 or len(paragraphs) > 1 or stripped.endswith("…") else pieces
+        parts.extend(pieces)
     out = []
     for part in parts:
         part = part.strip("… ").strip()
