@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_spans import _candidates, _spans
+from exograph.core.llm.extractive_spans import _candidates, _spans, asked_noun
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
     _RELATIVE,
@@ -51,7 +51,9 @@ def _follow_chain(
     asked_names = names_in(question)
     question_stems = _stems(question)
     question_families = _families(question)
+    antecedent = _antecedent(question)
     best: tuple[float, str, list[_Sentence]] | None = None
+    loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     for rank, first in enumerate(ranked[:3]):
         named = f"{first.text} {first.about}"
         if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
@@ -74,17 +76,52 @@ def _follow_chain(
                 if kind in ("place", "date", "number") and _spans(second.text, kind):
                     hits += 1  # a where/when/how-many question is answered by a span of that type
                 match = hits / wanted
-                if hits == 0 or match < CHAIN_MIN:
+                strict = hits > 0 and match >= CHAIN_MIN
+                if not strict and not _is_antecedent(bridge, first.text, antecedent):
                     continue
                 spans = _candidates([second], question, kind, exclude=[bridge, *asked_names])
                 if not spans:
                     continue
-                total = match + 0.5 * first.score - 0.05 * rank
-                if best is None or total > best[0]:
+                total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score
+                if strict and (best is None or total > best[0]):
                     best = (total, spans[0][1], [second, first])
+                elif not strict and (loose is None or total > loose[0]):
+                    loose = (total, spans[0][1], [second, first])
+    # The bridge is what the question describes ("the court that heard X": the Northern Appeals Court), never
+    # the answer: when no second link says the asked relation in known words, another sentence naming the
+    # bridge with an answer of the asked type is the far end ("... is chaired by Helena Marsh" for "presides").
+    best = best or loose
     if best is None:
         return None
     return best[1], best[2]
+
+
+def _antecedent(question: str) -> str:
+    """The noun a nested question's inner part describes ("the court" of "who presides over the court that
+    heard X", "the port" of "... the port where X is registered"), lower case; "" for a single hop, and when the
+    question does not open with its wh-word or the noun is what it asks for ("which man who presented X": the
+    inner part describes the answer itself, not a bridge)."""
+    split = _split_chain(question)
+    if split is None or question.strip().split()[0].casefold() not in _WH:
+        return ""
+    words = _NAME_WORD.findall(split[0].casefold())
+    if not words or words[-1] in _WH or words[-1] == asked_noun(question):
+        return ""
+    return words[-1]
+
+
+def _is_antecedent(bridge: str, sentence: str, noun: str) -> bool:
+    """The bridge is the thing the question's antecedent noun names: the noun is a word of the bridge ("Northern
+    Appeals Court" for "court") or stands just before it in the sentence ("the port of Saltmere", "the bacterium
+    Tessaria ovalis")."""
+    if not noun or len(noun) < 3:
+        return False
+    if _stem(noun) in {_stem(w) for w in _NAME_WORD.findall(bridge.casefold())}:
+        return True
+    before = re.search(
+        rf"\b{re.escape(noun)}\w*\s+(?:(?:of|called|named)\s+)?(?:the\s+)?{re.escape(bridge)}", sentence, re.I
+    )
+    return before is not None
 
 
 _LATER = re.compile(r"\b(later|last|younger|youngest|newer|newest|recent|recently|after|more recent)\b", re.IGNORECASE)

@@ -1,0 +1,111 @@
+"""Two-link chains the extractive default follows to the far end when the question's relation is said in words no
+relation family knows ("presides over" for "chaired by", "operates" for "run by", "discovered" for "identified"),
+and off-topic questions refused, over one graph holding every chain (issue 26, held-out set of the third session;
+domains: law, shipping, medicine, sport, music, education, farming). Written for this project, invented names."""
+
+from __future__ import annotations
+
+import pytest
+
+from exograph.core.llm.extractive import Statement, extract_answer
+from exograph.core.scope import Scope
+from exograph.graphs.services import graph_create
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = "/api/v1/chat/messages/"
+# (question, far end, first link, second link, distractor naming the bridge, entities of the three documents)
+CHAINS = [
+    ("Who presides over the court that heard the Dunmore pension case?", "Helena Marsh",
+     "The Dunmore pension case was decided by the Northern Appeals Court.",
+     "The Northern Appeals Court is chaired by Helena Marsh, a former prosecutor.",
+     "The Northern Appeals Court sits in a granite building near the river.",
+     [("Dunmore", "event"), ("Northern Appeals Court", "organization"), ("Helena Marsh", "person")]),
+    ("Who operates the port where the freighter Coral Dawn is registered?", "Eastbank Port Authority",
+     "The freighter Coral Dawn is registered at the port of Saltmere.",
+     "The port of Saltmere is run by the Eastbank Port Authority.",
+     "Saltmere has a lighthouse painted in red and white stripes.",
+     [("Coral Dawn", "product"), ("Saltmere", "location"), ("Eastbank Port Authority", "organization")]),
+    ("Who discovered the bacterium that causes Marlow fever?", "Yuki Tanabe",
+     "Marlow fever is caused by the bacterium Tessaria ovalis.",
+     "Tessaria ovalis was first identified by the microbiologist Yuki Tanabe in 1962.",
+     "Tessaria ovalis grows slowly in cold water.",
+     [("Marlow fever", "concept"), ("Tessaria ovalis", "concept"), ("Yuki Tanabe", "person")]),
+    ("How many beds does the hospital that employs nurse Tobias Eke have?", "420",
+     "Nurse Tobias Eke works on the night shift at St Brennan's Hospital.",
+     "St Brennan's Hospital has 420 beds and a busy trauma unit.",
+     "St Brennan's Hospital was rebuilt after a fire in 1978.",
+     [("Tobias Eke", "person"), ("St Brennan's Hospital", "organization")]),
+    ("Who coaches the team that Ines Volkova captains?", "Piotr Lamm",
+     "Ines Volkova is the captain of the Kestrel Bay Hockey Club.",
+     "Kestrel Bay Hockey Club is trained by the coach Piotr Lamm.",
+     "Kestrel Bay Hockey Club sold out every home game last season.",
+     [("Ines Volkova", "person"), ("Kestrel Bay Hockey Club", "organization"), ("Piotr Lamm", "person")]),
+]  # fmt: skip
+OFF_TOPIC = [
+    "What is the boiling point of mercury?",
+    "Who painted the ceiling of the Sistine Chapel?",
+    "How many moons does Neptune have?",
+    "When did the Berlin Wall fall?",
+    "Which team won the 1995 Rugby World Cup?",
+]
+
+
+@pytest.fixture
+def heldout_graph(alice, write_doc):  # type: ignore[no-untyped-def]
+    """Every chain's two links and distractor, one document each, in one private graph."""
+    graph = graph_create(actor=alice, name="Held-out chains", scope=Scope.PRIVATE)
+    for number, (_, _, first, second, distractor, entities) in enumerate(CHAINS):
+        for part, text in (("first", first), ("second", second), ("other", distractor)):
+            write_doc(
+                graph,
+                alice,
+                texts=[text],
+                entities=[(name, kind, "") for name, kind in entities if name.casefold() in text.casefold()],
+                filename=f"chain{number}-{part}.txt",
+            )
+    return graph
+
+
+@pytest.mark.parametrize("engine", ["graph", "rag"])
+@pytest.mark.parametrize("chain", CHAINS[:3], ids=["presides", "operates", "discovered"])
+def test_a_chain_asked_in_unknown_words_is_answered_with_the_far_end(  # type: ignore[no-untyped-def]
+    alice, alice_client, heldout_graph, fund, engine, chain
+):
+    question, far_end, first, second, distractor, _ = chain
+    fund(alice, 10)
+    body = alice_client.post(MESSAGES, {"message": question, "reasoning_engine": engine}, format="json").json()
+    # Was the bridge ("Northern Appeals Court", "Saltmere", "Tessaria"): what the question describes, not asks.
+    assert body["short_answer"] == far_end, body["answer"]
+    cited = {item["text"] for item in body["evidence"]}
+    assert first in cited and second in cited and distractor not in cited, body["evidence"]
+    assert body["answered"] is True and body["grounded"] is True
+
+
+@pytest.mark.parametrize("chain", CHAINS[3:], ids=["how-many", "coaches"])
+def test_chains_whose_relation_words_are_known_still_reach_the_far_end(alice, alice_client, heldout_graph, fund, chain):  # type: ignore[no-untyped-def]
+    question, far_end, first, second, _, _ = chain
+    fund(alice, 10)
+    body = alice_client.post(MESSAGES, {"message": question, "reasoning_engine": "graph"}, format="json").json()
+    assert body["short_answer"] == far_end, body["answer"]
+    assert {first, second} <= {item["text"] for item in body["evidence"]}
+
+
+@pytest.mark.parametrize("engine", ["graph", "rag"])
+def test_questions_the_chains_do_not_answer_are_refused(alice, alice_client, heldout_graph, fund, engine):  # type: ignore[no-untyped-def]
+    fund(alice, 50)
+    for question in OFF_TOPIC:
+        body = alice_client.post(MESSAGES, {"message": question, "reasoning_engine": engine}, format="json").json()
+        assert body["answered"] is False and body["grounded"] is False, (question, body["answer"])
+        assert body["answer"].startswith("Your documents don't say"), body["answer"]
+
+
+def test_the_bridge_is_never_the_answer_when_a_sentence_names_what_it_leads_to() -> None:
+    """The reader alone: the second link shares no word with the question's relation ("oversees" / "supervised")."""
+    statements = [
+        Statement(1, "The Larkin canal was dug under the direction of the Fenmoor Drainage Board."),
+        Statement(2, "The Fenmoor Drainage Board is supervised by Odile Brannagh."),
+        Statement(3, "The Fenmoor Drainage Board meets twice a year."),
+    ]
+    result = extract_answer(question="Who oversees the board that dug the Larkin canal?", statements=statements)
+    assert result.short == "Odile Brannagh" and result.chain == [2, 1], result  # was "Fenmoor Drainage Board"
