@@ -21,6 +21,7 @@ api_v1 = [
     path("graphs/<str:graph_id>/explore/", graphs_api.GraphExploreApi.as_view(), name="graph-explore"),
     path("graphs/<str:graph_id>/overview/", graphs_api.GraphOverviewApi.as_view(), name="graph-overview"),
     path("graphs/<str:graph_id>/export/", graphs_api.GraphExportApi.as_view(), name="graph-export"),
+    path("graphs/<str:graph_id>/merges/", graphs_api.GraphMergesApi.as_view(), name="graph-merges"),
     path("graphs/<str:graph_id>/import/", graphs_api_import.GraphImportApi.as_view(), name="graph-import"),
     path("entities/search", graphs_api.EntitySearchApi.as_view(), name="entity-search"),
     path("world/entities/<path:entity>/", graphs_api.WorldEntityApi.as_view(), name="world-entity"),

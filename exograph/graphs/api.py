@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from exograph.core.api import Pagination, ScopeField, actor_of, range_field, request_scope, validated
 from exograph.core.schema import api_errors
 from exograph.graphs.export import EXPORT_FORMATS, graph_export
+from exograph.graphs.merges import MAX_REPORT, MAX_REPORT_OFFSET, REPORT_LIMIT, graph_merges_for_owner
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import (
     MAX_EXPLORE_HOPS,
@@ -326,6 +327,73 @@ class GraphOverviewApi(APIView):
             user=actor_of(request), graph_id=graph_id, limit=data["limit"], document_id=data["document_id"]
         )
         return Response(OverviewOutSerializer(view).data)
+
+
+class MergeFormsSerializer(serializers.Serializer):
+    document_id = serializers.CharField()
+    forms = serializers.ListField(child=serializers.CharField(), help_text="The names this document wrote.")
+
+
+class MergedEntitySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField(help_text="The name the node is shown under.")
+    type = serializers.CharField()
+    forms = serializers.ListField(child=serializers.CharField(), help_text="The other surface forms merged into it.")
+    documents = MergeFormsSerializer(many=True, help_text="Each document's own forms: the merge's provenance.")
+
+
+class SplitNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    documents = serializers.IntegerField(help_text="Documents that mention this node.")
+
+
+class SplitNameSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The normalised name the nodes share.")
+    nodes = SplitNodeSerializer(many=True)
+
+
+class MergesOutSerializer(serializers.Serializer):
+    graph_id = serializers.CharField()
+    graph_name = serializers.CharField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    merged = MergedEntitySerializer(many=True)
+    split = SplitNameSerializer(many=True)
+    more_merged = serializers.BooleanField(help_text="More merged entities follow: ask again with offset + limit.")
+    more_split = serializers.BooleanField(help_text="More split names follow: ask again with offset + limit.")
+
+
+class GraphMergesApi(APIView):
+    class MergesQuerySerializer(serializers.Serializer):
+        limit = range_field(maximum=MAX_REPORT, default=REPORT_LIMIT)
+        offset = range_field(minimum=0, maximum=MAX_REPORT_OFFSET, default=0)
+
+    @extend_schema(
+        operation_id="graphs_merges",
+        parameters=[MergesQuerySerializer],
+        responses={
+            200: MergesOutSerializer,
+            **api_errors(
+                400,
+                403,
+                404,
+                e400="limit or offset out of range (the message names the accepted range).",
+                e403="Another account's shared graph, or the World Graph: only your own graphs' merges are shown.",
+            ),
+        },
+        summary="The merge report of your graph: entities joined from several surface forms, names still split",
+    )
+    def get(self, request: Request, graph_id: str) -> Response:
+        """What entity resolution joined (case, plural, possessive, article, acronym, title qualifier; each
+        document's own forms kept) and which names are still held by several nodes (one per type), the most merged
+        first, `limit` of each list from `offset`. Free: no credits (a read of your own graph)."""
+        data = validated(self.MergesQuerySerializer, request.query_params)
+        report = graph_merges_for_owner(
+            user=actor_of(request), graph_id=graph_id, limit=data["limit"], offset=data["offset"]
+        )
+        return Response(MergesOutSerializer(report).data)
 
 
 class GraphExportApi(APIView):

@@ -10,10 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from exograph.accounts.models import User
-from exograph.core.errors import ExoGraphError, NotFound
+from exograph.core.errors import ExoGraphError, NotFound, PermissionDenied
 from exograph.core.scope import Scope
 from exograph.documents.selectors import document_list_for_user
 from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
+from exograph.graphs.merges import graph_merges_for_owner
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.selectors import MAX_EXPLORE_HOPS, graph_get_for_user, graph_list_for_user
 from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
@@ -153,3 +154,38 @@ def explore(request: HttpRequest, graph_id: str = WORLD_GRAPH_ID) -> HttpRespons
         "overview_size": size if (size := request.GET.get("size", "")) in ("150", "500", "2000") else "150",
     }
     return render(request, "graphs/explore.html", context)
+
+
+# Rows of each list per page of the merge report.
+MERGES_PAGE = 50
+
+
+@login_required
+def merges(request: HttpRequest, graph_id: str) -> HttpResponse:
+    """The merge report of one of the user's graphs, for review: what was joined (each document's own forms) and
+    the names still held by several nodes. Another account's private graph is a 404, its shared one a 403."""
+    user = _user(request)
+    raw = request.GET.get("page", "1")
+    page = int(raw) if raw.isdigit() and 0 < len(raw) <= 6 else 0
+    if page < 1:
+        message = f"page must be a whole number from 1; got {raw[:20]!r}. Open the first page (?page=1)."
+        return render(request, "graphs/merges.html", {"error": message, "graph_id": graph_id}, status=400)
+    try:
+        report = graph_merges_for_owner(
+            user=user, graph_id=graph_id, limit=MERGES_PAGE, offset=(page - 1) * MERGES_PAGE
+        )
+    except NotFound as exc:
+        return render(request, "404.html", {"message": exc.message}, status=404)
+    except PermissionDenied as exc:
+        return render(request, "403.html", {"message": exc.message}, status=403)
+    except ExoGraphError as exc:
+        return render(request, "graphs/merges.html", {"error": exc.message, "graph_id": graph_id}, status=exc.status)
+    more = report["more_merged"] or report["more_split"]
+    context = {
+        "report": report,
+        "graph_id": graph_id,
+        "page": page,
+        "previous_page": page - 1 if page > 1 else None,
+        "next_page": page + 1 if more else None,
+    }
+    return render(request, "graphs/merges.html", context)

@@ -152,6 +152,7 @@ def _seeded_ids(api_schema: Any, alice: User, auth: _Key) -> dict[str, Callable[
     return {
         "/graphs/{graph_id}/": graph,
         "/graphs/{graph_id}/export/": graph,
+        "/graphs/{graph_id}/merges/": graph,
         "/graphs/{graph_id}/import/": graph,
         "/research/{session_id}/": research,
         "/research/{session_id}/cancel/": research,

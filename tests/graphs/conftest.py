@@ -77,6 +77,49 @@ def write_doc() -> Callable[..., str]:
     return write
 
 
+@pytest.fixture
+def write_resolved() -> Callable[..., str]:
+    """Write a document as the pipeline does after extraction: the names go through the merge rule
+    (documents.extraction.resolve), so a node carries the other surface forms its document wrote."""
+
+    def write(graph: Graph, contributor: User, *, texts: list[str], names: list[tuple[str, str]]) -> str:
+        from exograph.documents.extraction.resolve import extraction_resolve
+        from exograph.documents.extraction.types import Entity, Extraction, Mention
+        from exograph.documents.services.stages import extraction_graph_inputs
+
+        document_id = f"doc_{uuid.uuid4().hex[:12]}"
+        vectors = get_embedder().embed(texts)
+        chunks = [
+            ChunkIn(id=f"{document_id}:{i}", text=text, page=i + 1, ordinal=i, embedding=vector)
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        ]
+        extraction = extraction_resolve(
+            Extraction(
+                entities=[Entity(name=name, type=kind) for name, kind in names],
+                mentions=[
+                    Mention(chunk.id, name, kind)
+                    for chunk in chunks
+                    for name, kind in names
+                    if name.casefold() in chunk.text.casefold()
+                ],
+            )
+        )
+        entities, mentions, relations = extraction_graph_inputs(extraction)
+        graph_document_write(
+            graph=graph,
+            document_id=document_id,
+            filename="harbour.pdf",
+            contributor=contributor,
+            chunks=chunks,
+            entities=entities,
+            mentions=mentions,
+            relations=relations,
+        )
+        return document_id
+
+    return write
+
+
 QUANTUM_TEXTS = [
     "Quantum computing uses qubits to run algorithms such as Shor's algorithm.",
     "Quantum error correction protects qubits from noise and decoherence.",

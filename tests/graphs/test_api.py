@@ -200,3 +200,93 @@ def test_contributor_never_sees_what_another_account_searched(  # type: ignore[n
     call_command("dumpdata", stdout=dump)
     assert "zanzibar" not in dump.getvalue().lower()
     assert "quantum computing" not in dump.getvalue().lower()  # the world-entity lookup's text
+
+
+# The merge report (issue 25 §2): two documents naming one board in different surface forms.
+HARBOUR_A = ["The Harbour Board met in Kestrel Bay; the Harbour Board's minutes name Ada Penhallow."]
+HARBOUR_B = ["Minutes of the harbour board: Ada Penhallow chaired it."]
+HARBOUR_NAMES_A = [
+    ("the Harbour Board", "ORGANIZATION"),
+    ("Harbour Board's", "ORGANIZATION"),
+    ("Ada Penhallow", "PERSON"),
+]
+HARBOUR_NAMES_B = [("the harbour board", "ORGANIZATION"), ("Ada Penhallow", "PERSON")]
+
+
+def _harbour_graph(owner, write_resolved, scope=Scope.PRIVATE) -> tuple[Graph, str, str]:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=owner, name="Harbour", scope=scope)
+    first = write_resolved(graph, owner, texts=HARBOUR_A, names=HARBOUR_NAMES_A)
+    second = write_resolved(graph, owner, texts=HARBOUR_B, names=HARBOUR_NAMES_B)
+    return graph, first, second
+
+
+def test_merges_report_shows_the_owner_each_documents_forms_free(alice, alice_client, fund, write_resolved) -> None:  # type: ignore[no-untyped-def]
+    from billing.models import CreditAccount
+
+    graph, first, second = _harbour_graph(alice, write_resolved)
+    fund(alice, 10)
+    balance = CreditAccount.objects.get(user=alice).balance
+    response = alice_client.get(f"/api/v1/graphs/{graph.id}/merges/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["graph_id"] == graph.id and body["graph_name"] == "Harbour"
+    assert (body["limit"], body["offset"], body["more_merged"], body["more_split"]) == (100, 0, False, False)
+    # Within a document the article and the possessive fold (extraction.resolve), across documents the case.
+    [board] = [row for row in body["merged"] if "harbour board" in row["name"].casefold()]
+    assert board["type"] == "organization"
+    assert {"the Harbour Board", "Harbour Board's", "the harbour board"} <= {board["name"], *board["forms"]}
+    per_document = {doc["document_id"]: set(doc["forms"]) for doc in board["documents"]}
+    assert per_document[first] >= {"the Harbour Board", "Harbour Board's"}
+    assert per_document[second] == {"the harbour board"}
+    assert all(row["name"] != "Ada Penhallow" for row in body["merged"])  # one form: nothing merged
+    assert CreditAccount.objects.get(user=alice).balance == balance  # a read of your own graph costs nothing
+
+
+def test_merges_report_pages_with_offset_and_limit(alice, alice_client, write_resolved) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Ports", scope=Scope.PRIVATE)
+    write_resolved(graph, alice, texts=["The Pilot Station's boats left the Quay's end."],
+                   names=[("Pilot Station", "ORGANIZATION"), ("Pilot Station's", "ORGANIZATION"),
+                          ("Quay", "LOCATION"), ("Quay's", "LOCATION")])  # fmt: skip
+    first = alice_client.get(f"/api/v1/graphs/{graph.id}/merges/", {"limit": 1}).json()
+    second = alice_client.get(f"/api/v1/graphs/{graph.id}/merges/", {"limit": 1, "offset": 1}).json()
+    assert len(first["merged"]) == len(second["merged"]) == 1 and first["more_merged"] and not second["more_merged"]
+    assert {first["merged"][0]["name"], second["merged"][0]["name"]} == {"Pilot Station", "Quay"}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"limit": 0}, "limit"), ({"limit": 501}, "limit"), ({"limit": "ten"}, "limit"), ({"offset": -1}, "offset")],
+)
+def test_merges_report_bad_limit_or_offset_is_a_400_naming_the_range(alice, alice_client, params, field) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Harbour", scope=Scope.PRIVATE)
+    response = alice_client.get(f"/api/v1/graphs/{graph.id}/merges/", params)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert field in error["fields"] and field in error["message"]
+    if field == "limit" and params["limit"] != "ten":
+        assert "between 1 and 500" in error["message"]
+
+
+def test_merges_report_of_another_account_is_404_or_403_when_shared(  # type: ignore[no-untyped-def]
+    alice, bob, charlie, charlie_client, write_resolved
+) -> None:
+    private, _, _ = _harbour_graph(alice, write_resolved)
+    own, _, _ = _harbour_graph(charlie, write_resolved)  # charlie has merges of his own
+    assert charlie_client.get(f"/api/v1/graphs/{own.id}/merges/").json()["merged"]
+    foreign = charlie_client.get(f"/api/v1/graphs/{private.id}/merges/")
+    missing = charlie_client.get("/api/v1/graphs/graph_doesnotexist/merges/")
+    assert foreign.status_code == missing.status_code == 404
+    assert foreign.json()["error"]["code"] == missing.json()["error"]["code"] == "graph_not_found"
+    assert "Harbour" not in foreign.content.decode()
+    shared = graph_create(actor=bob, name="Shared harbour", scope=Scope.WORLD)
+    refused = charlie_client.get(f"/api/v1/graphs/{shared.id}/merges/")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "graph_not_owned"
+    assert charlie_client.get("/api/v1/graphs/world/merges/").status_code == 403
+
+
+def test_merges_report_is_in_the_openapi_schema(alice_client) -> None:  # type: ignore[no-untyped-def]
+    schema = alice_client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    operation = schema["paths"]["/api/v1/graphs/{graph_id}/merges/"]["get"]
+    assert operation["operationId"] == "graphs_merges"
+    assert {p["name"] for p in operation["parameters"]} >= {"graph_id", "limit", "offset"}
+    assert {"200", "400", "403", "404"} <= set(operation["responses"])

@@ -57,3 +57,32 @@ def test_search_and_world_pages(alice, bob, write_doc) -> None:  # type: ignore[
     missing = client.get("/graphs/world/quantum error/")
     assert missing.status_code == 404 and "Quantum error correction" in missing.content.decode()
     assert client.get("/graphs/world/", {"entity": "Qubit"}).status_code == 302
+
+
+def test_merges_page_lists_the_forms_for_the_owner_only(alice, charlie, write_resolved) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Harbour", scope=Scope.PRIVATE)
+    write_resolved(graph, alice, texts=["The Harbour Board sat; the Harbour Board's clerk wrote."],
+                   names=[("the Harbour Board", "ORGANIZATION"), ("Harbour Board's", "ORGANIZATION")])  # fmt: skip
+    write_resolved(graph, alice, texts=["The Lighthouse Trust and the harbour board."],
+                   names=[("the harbour board", "ORGANIZATION"), ("Lighthouse Trust", "ORGANIZATION")])  # fmt: skip
+    client = logged_in(alice)
+    page = client.get(f"/graphs/{graph.id}/merges/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Harbour Board&#x27;s" in html and "the Harbour Board" in html and "the harbour board" in html
+    assert 'id="merged"' in html and "organization" in html
+    assert "<script" not in html.split("<main", 1)[-1] and " style=" not in html  # CSP: no inline script or style
+    # Reachable from the explorer and the graph list (the owner's actions).
+    assert f'href="/graphs/{graph.id}/merges/"' in client.get(f"/graphs/{graph.id}/explore/").content.decode()
+    assert f'href="/graphs/{graph.id}/merges/"' in client.get("/graphs/").content.decode()
+    assert client.get(f"/graphs/{graph.id}/merges/", {"page": "0"}).status_code == 400
+    assert client.get(f"/graphs/{graph.id}/merges/", {"page": "two"}).status_code == 400
+    empty = client.get(f"/graphs/{graph.id}/merges/", {"page": "2"})
+    assert empty.status_code == 200 and "Nothing merged on this page" in empty.content.decode()
+    other = logged_in(charlie)
+    mine = graph_create(actor=charlie, name="Charlie's", scope=Scope.PRIVATE)
+    assert other.get(f"/graphs/{mine.id}/merges/").status_code == 200
+    foreign = other.get(f"/graphs/{graph.id}/merges/")
+    assert foreign.status_code == 404 and "Harbour" not in foreign.content.decode()
+    assert f"/graphs/{graph.id}/merges/" not in other.get("/graphs/world/explore/").content.decode()
+    assert other.get("/graphs/world/merges/").status_code == 403
