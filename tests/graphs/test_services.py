@@ -315,15 +315,21 @@ def test_graphs_selectors_and_services_import_each_other_one_way_only() -> None:
     import exograph.graphs.services as services_module
 
     def imports(module: object, *, nested_only: bool) -> set[str]:
-        tree = ast.parse(Path(str(getattr(module, "__file__", ""))).read_text())
+        path = Path(str(getattr(module, "__file__", "")))
+        files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]  # a package: every module
+        assert files
         found: set[str] = set()
-        scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if nested_only else [tree]
-        for scope in scopes:
-            for node in ast.walk(scope):
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    found.add(node.module)
-                elif isinstance(node, ast.Import):
-                    found.update(alias.name for alias in node.names)
+        for file in files:
+            tree = ast.parse(file.read_text())
+            scopes: list[ast.AST] = (
+                [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if nested_only else [tree]
+            )
+            for scope in scopes:
+                for node in ast.walk(scope):
+                    if isinstance(node, ast.ImportFrom) and node.module:
+                        found.add(node.module)
+                    elif isinstance(node, ast.Import):
+                        found.update(alias.name for alias in node.names)
         return found
 
     assert not any(m.startswith("exograph.graphs.services") for m in imports(selectors_module, nested_only=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exograph.accounts.models import User
+from exograph.core.snippets import snippet
 from exograph.graphs import store
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.retrieval.checks import origin_of
@@ -15,10 +16,7 @@ from exograph.graphs.retrieval.types import (
     Relation,
     RetrievalResult,
 )
-from exograph.graphs.selectors import (
-    RRF_K,
-    snippet,
-)
+from exograph.graphs.selectors.search import RRF_K
 
 
 def assemble(

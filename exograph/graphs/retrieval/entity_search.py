@@ -8,18 +8,18 @@ from typing import Any, TypedDict
 
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
+from exograph.core.snippets import snippet
 from exograph.graphs import store
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.retrieval.paths import search_pool
-from exograph.graphs.selectors import (
+from exograph.graphs.selectors import embedder_check
+from exograph.graphs.selectors.search import (
     MAX_N_RESULTS,
     VECTOR_OVERFETCH,
     _check_n_results,
     _check_query,
     _fuse,
-    embedder_check,
     search_graphs_for_user,
-    snippet,
 )
 from exograph.graphs.types import EntityHit
 

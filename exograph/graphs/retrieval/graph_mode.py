@@ -31,7 +31,7 @@ from exograph.graphs.retrieval.types import (
     WALK_CAP,
     GraphRead,
 )
-from exograph.graphs.selectors import VECTOR_OVERFETCH
+from exograph.graphs.selectors.search import VECTOR_OVERFETCH
 from exograph.graphs.store.core import STOPWORDS
 from exograph.graphs.types import normalize_name
 

@@ -18,9 +18,7 @@ from exograph.graphs.retrieval.types import (
     WALK_CAP,
     Relation,
 )
-from exograph.graphs.selectors import (
-    VECTOR_OVERFETCH,
-)
+from exograph.graphs.selectors.search import VECTOR_OVERFETCH
 
 # --- entity search (search_entities: REST, MCP, the web search page) ---------------------------
 

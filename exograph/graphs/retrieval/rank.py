@@ -13,9 +13,7 @@ from exograph.graphs.retrieval.types import (
     SAME_SOURCE_DAMP,
     SAME_SOURCE_FREE,
 )
-from exograph.graphs.selectors import (
-    RRF_K,
-)
+from exograph.graphs.selectors.search import RRF_K
 from exograph.graphs.types import normalize_name
 
 # --- fusion and linking ------------------------------------------------------------------------

@@ -23,12 +23,8 @@ from exograph.graphs.retrieval.types import (
     GraphRead,
     RetrievalResult,
 )
-from exograph.graphs.selectors import (
-    VECTOR_OVERFETCH,
-    _check_query,
-    embedder_check,
-    search_graphs_for_user,
-)
+from exograph.graphs.selectors import embedder_check
+from exograph.graphs.selectors.search import VECTOR_OVERFETCH, _check_query, search_graphs_for_user
 
 # --- the Retrieve flow -------------------------------------------------------------------------
 
