@@ -7,4 +7,4 @@ class ResearchConfig(AppConfig):
 
     def ready(self) -> None:
         from research import tasks  # noqa: F401  (the pipeline's tasks, started by name from services)
-        from research.services import pipeline  # noqa: F401  (registers the research.session lease kind)
+        from research.services import running  # noqa: F401  (registers the research.session lease kind)

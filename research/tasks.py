@@ -11,7 +11,7 @@ from django.conf import settings
 
 from exograph.core.errors import ServiceUnavailable, TransientError
 from exograph.core.queues import Queue
-from research.services.pipeline import RETRY_WAIT_SECONDS
+from research.services.running import RETRY_WAIT_SECONDS
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
 """Research use cases (a package): sessions (quote, create, start; their checks in validation, a session's end in
-closing, watch topics' runs in watch), the pipeline, planner and synthesiser (writing), and the report's export."""
+closing, watch topics' runs in watch), the pipeline's steps (pipeline) and its run under the session's lease
+(running), planner and synthesiser (writing), and the report's export."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from research.services.closing import (
     research_watch_stop,
 )
 from research.services.export import research_export_docx, research_export_filename, research_export_markdown
-from research.services.pipeline import DONE, STOPPED, WAIT, research_session_run
+from research.services.pipeline import DONE, STOPPED, WAIT
+from research.services.running import research_session_run
 from research.services.sessions import (
     RUN_TASK,
     research_session_create,

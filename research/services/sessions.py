@@ -137,7 +137,7 @@ def _run_due(session_id: str) -> uuid.UUID:
     """Record the session's run as due (call it in the transaction that creates the session): if its message is
     never sent (the web or beat process died after the commit), the lease sweep starts it. Returns the token."""
     from exograph.core.leases import lease_due
-    from research.services.pipeline import RESEARCH_LEASE  # pipeline imports this module
+    from research.services.running import RESEARCH_LEASE  # running imports this module
 
     return lease_due(kind=RESEARCH_LEASE, subject_id=session_id, step="plan")
 
@@ -146,7 +146,7 @@ def _queue(session_id: str, token: uuid.UUID | None = None) -> None:
     from exograph.celery import app as celery_app
     from exograph.core.leases import lease_queued
     from exograph.core.queues import Queue
-    from research.services.pipeline import RESEARCH_LEASE
+    from research.services.running import RESEARCH_LEASE
 
     try:
         celery_app.signature(RUN_TASK, args=(session_id,), queue=Queue.RESEARCH.value).delay()

@@ -17,7 +17,7 @@ from exograph.core.leases import lease_hold, leases_sweep
 from exograph.core.models import Lease
 from research.models import ResearchSession, ResearchStatus, ResearchStep
 from research.services import STOPPED, research_session_create, research_session_run
-from research.services.pipeline import RESEARCH_LEASE
+from research.services.running import RESEARCH_LEASE
 from tests.research.conftest import _world_row_and_stores  # noqa: F401 (the World Graph row; stores dropped)
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db]

@@ -21,7 +21,7 @@ from billing.models import CreditEntry, EntryKind, Hold, HoldStatus
 from billing.services import credit_balance, credits_grant_admin
 from exograph.core.models import Lease
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
-from research.services.pipeline import RESEARCH_LEASE
+from research.services.running import RESEARCH_LEASE
 from tests.fakes.llm_chat import SlowSynthesisChatServer
 from tests.faults.conftest import session_stores, short_lease_env, tasks_via_broker, wait_until
 from tests.research.conftest import (  # noqa: F401 (fixtures: the World Graph row, world sources)

@@ -8,7 +8,7 @@ from celery.exceptions import Retry
 
 from exograph.core.errors import ServiceUnavailable
 from research.models import ResearchSession, ResearchStatus
-from research.services.pipeline import RETRY_WAIT_SECONDS
+from research.services.running import RETRY_WAIT_SECONDS
 from research.tasks import research_session_run_task
 
 pytestmark = pytest.mark.django_db
