@@ -77,31 +77,45 @@ def _stage(
     The stage runs under the document's lease (exograph/core/leases.py): if this worker dies, the lease
     expires and the sweep queues the stage again (or fails and refunds the document). A duplicate run
     (the broker redelivered a message the resumed run already took) finds the lease held and stops."""
-    document = _running(document_id)
-    if document is None:
+    document_id = str(document_id)
+    at = _unfinished_at(document_id)  # a light read: the whole row is read once the lease is ours
+    if at is None:
         return False
-    if _stage_passed(document, stage):  # a late redelivery: leave the lease alone (it is the next stage's now)
-        logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, document.stage)
+    if _stage_passed(at, stage):  # a late redelivery: leave the lease alone (it is the next stage's now)
+        logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, at)
         return False
     step = STAGE_TASKS[DocumentStage(stage)]
     next_task = _NEXT_TASK.get(DocumentStage(stage))
     try:
-        with lease_hold(kind=DOCUMENT_LEASE, subject_id=str(document.pk), step=step) as held:
-            go_on = _stage_leased(document, stage, work, last_attempt=last_attempt)
+        with lease_hold(kind=DOCUMENT_LEASE, subject_id=document_id, step=step) as held:
+            go_on = _stage_leased(document_id, stage, work, last_attempt=last_attempt)
             if go_on and next_task is not None:
                 held.hand_off(next_task)
     except TransientError:
-        documents_retry_park([str(document.pk)])
+        documents_retry_park([document_id])
         raise
     except LeaseBusy:
         logger.info("document %s: stage %s already runs elsewhere; this duplicate stops", document_id, stage)
         return False
     if go_on and next_task is not None:
         if queue_next:
-            _stage_queue(str(document.pk), next_task, held.next_token)
+            _stage_queue(document_id, next_task, held.next_token)
         else:
-            lease_queued(kind=DOCUMENT_LEASE, subject_id=str(document.pk), token=held.next_token)
+            lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=held.next_token)
     return go_on
+
+
+def _unfinished_at(document_id: str) -> str | None:
+    """The sub-stage of a document the pipeline should go on with (as state._running decides, reading three
+    columns instead of the row with its graph and owner); None if it is cancelled, failed, deleted or done."""
+    row = Document.objects.filter(pk=document_id).values_list("status", "stage", "deleted_at").first()
+    if row is None or row[2] is not None:
+        logger.info("document %s vanished; pipeline stops", document_id)
+        return None
+    if row[0] not in (DocumentStatus.PENDING, DocumentStatus.PROCESSING):
+        logger.info("document %s is %s; pipeline stops", document_id, row[0])
+        return None
+    return str(row[1])
 
 
 def documents_retry_park(document_ids: Sequence[str]) -> None:
@@ -113,14 +127,12 @@ def documents_retry_park(document_ids: Sequence[str]) -> None:
         lease_park(kind=DOCUMENT_LEASE, subject_id=str(pk), step=_stage_task(stage), seconds=RETRY_BACKOFF_MAX)
 
 
-def _stage_leased(document: Document, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
-    document_id = str(document.pk)
-    fresh = _running(document_id)  # again, now that the lease is ours: a run that held it may have moved on
-    if fresh is None or _stage_passed(fresh, stage):
-        if fresh is not None:
-            logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, fresh.stage)
+def _stage_leased(document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
+    document = _running(document_id)  # again, now that the lease is ours: a run that held it may have moved on
+    if document is None or _stage_passed(document.stage, stage):
+        if document is not None:
+            logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, document.stage)
         return False
-    document = fresh
     if document.status == DocumentStatus.PENDING:
         # Conditional, so a cancel that lands between the read and this write is never overwritten.
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PENDING).update(
@@ -162,11 +174,12 @@ _STAGE_LAST = {DocumentStage.PARSE: DocumentStage.CHUNK, DocumentStage.EMBED: Do
                DocumentStage.EXTRACT: DocumentStage.DONE}  # fmt: skip
 
 
-def _stage_passed(document: Document, stage: str) -> bool:
-    """True when the document already went past what this stage's task does (a redelivered old message)."""
-    if document.stage not in _STAGE_ORDER:
+def _stage_passed(at: str, stage: str) -> bool:
+    """True when a document at sub-stage `at` already went past what this stage's task does (a redelivered old
+    message)."""
+    if at not in _STAGE_ORDER:
         return False
-    return _STAGE_ORDER.index(DocumentStage(document.stage)) > _STAGE_ORDER.index(_STAGE_LAST[DocumentStage(stage)])
+    return _STAGE_ORDER.index(DocumentStage(at)) > _STAGE_ORDER.index(_STAGE_LAST[DocumentStage(stage)])
 
 
 def _stage_task(stage: str) -> str:
@@ -272,33 +285,44 @@ def document_stage_embed(
     from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
 
     def work(document: Document) -> None:
-        embedder = get_embedder()
-        pending = list(DocumentChunk.objects.filter(document=document, embedding__isnull=True).order_by("ordinal"))
-        total = max(1, DocumentChunk.objects.filter(document=document).count())
-        done = total - len(pending)
-        batch = settings.DOCUMENTS_EMBED_BATCH
-        start, span = (
-            STAGE_PROGRESS[DocumentStage.CHUNK],
-            STAGE_PROGRESS[DocumentStage.EMBED] - STAGE_PROGRESS[DocumentStage.CHUNK],
-        )
-        chunks = [
-            ChunkText(id=r.id, text=r.text) for r in DocumentChunk.objects.filter(document=document).order_by("ordinal")
-        ]
-        # Extraction (pure Python, holds the GIL) runs beside the embedding (torch releases the GIL while it
-        # computes), so most of its time hides behind the embedder's. Its result waits on the blob row.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
-            extracting = pool.submit(lambda: extraction if extraction is not None else document_extract(chunks))
+        rows = list(DocumentChunk.objects.filter(document=document).order_by("ordinal"))
+        pending = [row for row in rows if row.embedding is None]
+
+        def embed() -> bool:
+            """The pending chunks' vectors, a batch at a time; False if the document was cancelled mid-way."""
+            embedder = get_embedder()
+            total = max(1, len(rows))
+            done = total - len(pending)
+            batch = settings.DOCUMENTS_EMBED_BATCH
+            start, span = (
+                STAGE_PROGRESS[DocumentStage.CHUNK],
+                STAGE_PROGRESS[DocumentStage.EMBED] - STAGE_PROGRESS[DocumentStage.CHUNK],
+            )
             for offset in range(0, len(pending), batch):
                 if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
-                    return  # cancelled mid-way; _stage notices and stops
-                rows = pending[offset : offset + batch]
-                vectors = embedder.embed([chunk_embedding_text(row.text, title=document.title) for row in rows])
-                for row, vector in zip(rows, vectors, strict=True):
+                    return False  # cancelled mid-way; _stage notices and stops
+                part = pending[offset : offset + batch]
+                vectors = embedder.embed([chunk_embedding_text(row.text, title=document.title) for row in part])
+                for row, vector in zip(part, vectors, strict=True):
                     row.embedding = vector
-                DocumentChunk.objects.bulk_update(rows, ["embedding"])
-                done += len(rows)
+                DocumentChunk.objects.bulk_update(part, ["embedding"])
+                done += len(part)
                 _progress(document, stage=DocumentStage.EMBED, progress=start + span * done // total)
-            extracted = extracting.result()
+            return True
+
+        if extraction is not None:  # made already (the batch): nothing to run beside the embedding
+            if not embed():
+                return
+            extracted = extraction
+        else:
+            chunks = [ChunkText(id=row.id, text=row.text) for row in rows]
+            # Extraction (pure Python, holds the GIL) runs beside the embedding (torch releases the GIL while it
+            # computes), so most of its time hides behind the embedder's. Its result waits on the blob row.
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
+                extracting = pool.submit(document_extract, chunks)
+                if not embed():
+                    return
+                extracted = extracting.result()
         DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extracted))
         Document.objects.filter(pk=document.pk).update(warnings=extracted.warnings)
 
@@ -348,9 +372,12 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
         rows = list(DocumentChunk.objects.filter(document=document).order_by("ordinal"))
         if any(row.embedding is None for row in rows):
             raise Conflict("Some chunks have no embedding yet.", hint="Retry the document.")
-        _progress(document, stage=DocumentStage.EXTRACT, progress=STAGE_PROGRESS[DocumentStage.EMBED])
         saved = DocumentBlob.objects.filter(document=document).values_list("extraction", flat=True).first()
-        extraction = extraction_from_json(saved) if saved else document_extract(rows)
+        if saved:
+            extraction = extraction_from_json(saved)
+        else:  # only then is there an extraction step to show
+            _progress(document, stage=DocumentStage.EXTRACT, progress=STAGE_PROGRESS[DocumentStage.EMBED])
+            extraction = document_extract(rows)
         _progress(document, stage=DocumentStage.WRITE, progress=STAGE_PROGRESS[DocumentStage.EXTRACT])
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
             return
