@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,6 +26,7 @@ from exograph.graphs.models import Graph
 from exograph.graphs.selectors import embedder_check
 from exograph.graphs.services.graphs import graph_counts_apply, graph_store_ensure, world_graph
 from exograph.graphs.services.resolution import types_resolve
+from exograph.graphs.store.writes import store_entity_vectors_held
 from exograph.graphs.types import (
     ChunkIn,
     EntityIn,
@@ -70,8 +71,11 @@ _entity_vectors: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
 _entity_vectors_lock = threading.Lock()
 
 
-def _entity_vectors_embed(*, embedder: Any, texts: Sequence[str]) -> list[list[float]]:
-    """Vectors for texts, from the bounded cache where it holds them, the rest embedded in one call."""
+def _entity_vectors_embed(
+    *, embedder: Any, texts: Sequence[str], held: Callable[[list[str]], Mapping[str, Sequence[float]]] | None = None
+) -> list[list[float]]:
+    """Vectors for texts, from the bounded cache where it holds them, then from `held` (text -> the vector the
+    graph already holds for it, asked for the texts the cache misses), the rest embedded in one call."""
     name = str(getattr(embedder, "name", type(embedder).__name__))
     found: dict[str, tuple[float, ...]] = {}
     with _entity_vectors_lock:
@@ -81,9 +85,14 @@ def _entity_vectors_embed(*, embedder: Any, texts: Sequence[str]) -> list[list[f
                 _entity_vectors.move_to_end((name, text))
                 found[text] = vector
     missing = list(dict.fromkeys(t for t in texts if t not in found))
-    if missing:
-        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+    if missing and held is not None:
+        for text, kept in held(missing).items():
+            found[text] = tuple(float(x) for x in kept)
+    to_embed = [t for t in missing if t not in found]
+    if to_embed:
+        for text, vector in zip(to_embed, embedder.embed(to_embed), strict=True):
             found[text] = tuple(float(x) for x in vector)
+    if missing:
         with _entity_vectors_lock:
             for text in missing:
                 _entity_vectors[(name, text)] = found[text]
@@ -92,12 +101,41 @@ def _entity_vectors_embed(*, embedder: Any, texts: Sequence[str]) -> list[list[f
     return [list(found[text]) for text in texts]
 
 
+def _held_vectors(
+    store_name: str | None, pairs: Sequence[tuple[str, str]], dimension: int | None
+) -> Callable[[list[str]], dict[str, list[float]]] | None:
+    """For _entity_vectors_embed: text -> the vector the graph already holds for the entity text of these
+    (name, description) pairs, where a document wrote that exact name and description (the same text embeds to
+    the same vector, so it is not embedded again). None without a store."""
+    if store_name is None:
+        return None
+
+    def held(wanted: list[str]) -> dict[str, list[float]]:
+        want = set(wanted)
+        rows = {
+            text: {"key": normalize_name(name), "name": name, "description": description}
+            for name, description in pairs
+            if (text := entity_text(name, description)) in want and normalize_name(name)
+        }
+        found: dict[str, list[float]] = {}
+        for name, description, vector in store_entity_vectors_held(store_name, list(rows.values())):
+            if dimension is None or len(vector) == dimension:
+                found[entity_text(name, description)] = vector
+        return found
+
+    return held
+
+
 def entity_vectors_prepare(*, graph: Graph, names: Sequence[tuple[str, str]]) -> int:
     """Embed the (name, description) entity texts a coming graph_document_write will need, in one batch,
-    into the cache it reads (the batch ingest calls this for a group of documents). Returns how many."""
-    texts = list(dict.fromkeys(entity_text(" ".join(n.split())[:300], d) for n, d in names if n.strip()))
+    into the cache it reads (the batch ingest calls this for a group of documents); texts the graph already
+    holds a vector for take it instead. Returns how many texts."""
+    pairs = list(dict.fromkeys((" ".join(n.split())[:300], d) for n, d in names if n.strip()))
+    texts = list(dict.fromkeys(entity_text(n, d) for n, d in pairs))
     if texts:
-        _entity_vectors_embed(embedder=embedder_check(graph=graph), texts=texts)
+        embedder = embedder_check(graph=graph)
+        dimension = int(graph.embedding_dim or embedder.dimension)
+        _entity_vectors_embed(embedder=embedder, texts=texts, held=_held_vectors(graph.store_name, pairs, dimension))
     return len(texts)
 
 
@@ -109,6 +147,7 @@ def _prepare(
     relations: Sequence[RelationIn],
     dimension: int,
     embedder: Any,
+    store_name: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     chunk_rows: list[dict[str, Any]] = []
     chunk_ids: set[str] = set()
@@ -207,9 +246,10 @@ def _prepare(
 
     missing = [row for row in merged.values() if row["embedding"] is None]
     if missing:
-        vectors = _entity_vectors_embed(
-            embedder=embedder, texts=[entity_text(row["name"], row["description"]) for row in missing]
-        )
+        texts = [entity_text(row["name"], row["description"]) for row in missing]
+
+        held = _held_vectors(store_name, [(row["name"], row["description"]) for row in missing], dimension)
+        vectors = _entity_vectors_embed(embedder=embedder, texts=texts, held=held)
         for row, vector in zip(missing, vectors, strict=True):
             row["embedding"] = [float(x) for x in vector]
     for row in merged.values():
@@ -254,6 +294,7 @@ def graph_document_write(
         relations=relations,
         dimension=int(graph.embedding_dim or embedder.dimension),
         embedder=embedder,
+        store_name=graph.store_name,  # the names it already holds keep their vectors (not embedded again)
     )
     with _document_lock(document_id):
         for target in targets:

@@ -252,6 +252,26 @@ def store_document_remove(store_name: str, *, document_id: str) -> GraphCounts |
     return delta
 
 
+def store_entity_vectors_held(store_name: str, rows: Sequence[Mapping[str, str]]) -> list[tuple[str, str, list[float]]]:
+    """(name, description, vector) for the rows {key (normalised name), name, description} whose exact name and
+    description some document wrote on an entity of this store: the vector of that text it already holds (the
+    per-document lists pair each document's name and description with its vector's key). Rows without one are
+    absent; so are entities written before those lists existed."""
+    if not rows:
+        return []
+    found = ro_query(
+        store_name,
+        "UNWIND $rows AS r MATCH (e:Entity {normalized_name: r.key}) "
+        "WITH r, [i IN range(0, size(coalesce(e.doc_vkeys, [])) - 1) "
+        "WHERE e.doc_names[i] = r.name AND e.doc_descriptions[i] = r.description | e.doc_vkeys[i]] AS keys "
+        "WHERE size(keys) > 0 "
+        "WITH r, head(collect(keys[0])) AS vkey "
+        "MATCH (v:EntityVector {key: vkey}) RETURN r.name, r.description, v.embedding",
+        {"rows": [{"key": r["key"], "name": r["name"], "description": r["description"]} for r in rows]},
+    )
+    return [(str(n), str(d), [float(x) for x in vector]) for n, d, vector in found if vector is not None]
+
+
 # --- re-embedding ------------------------------------------------------------------------------
 
 
