@@ -74,3 +74,31 @@ def test_explore_unknown_entity_is_404(alice_client, quantum) -> None:  # type: 
 def test_explore_is_in_the_openapi_schema(alice_client) -> None:  # type: ignore[no-untyped-def]
     schema = alice_client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
     assert "/api/v1/graphs/{graph_id}/explore/" in schema["paths"]
+
+
+@pytest.mark.parametrize("read", ["explore", "world"])
+@pytest.mark.parametrize(("entity", "code"), [(" \x00 ", "empty_entity"), ("x" * 301, "entity_too_long")])
+def test_explorer_and_world_reads_check_the_entity_name_alike(alice, quantum, read, entity, code) -> None:  # type: ignore[no-untyped-def]
+    from exograph.core.errors import ValidationError
+    from exograph.graphs.selectors import graph_explore, world_entity_read
+
+    graph, _ = quantum
+    with pytest.raises(ValidationError) as exc:
+        if read == "explore":
+            graph_explore(user=alice, graph_id=graph.id, entity=entity)
+        else:
+            world_entity_read(user=alice, entity=entity)
+    assert exc.value.code == code
+    assert exc.value.message.startswith("entity is" if read == "explore" else "entity_id is")
+    assert exc.value.hint
+
+
+def test_explore_unknown_entity_names_the_graph_and_suggests_its_closest_names(alice, quantum) -> None:  # type: ignore[no-untyped-def]
+    from exograph.core.errors import NotFound
+    from exograph.graphs.selectors import graph_explore
+
+    graph, _ = quantum
+    with pytest.raises(NotFound) as exc:
+        graph_explore(user=alice, graph_id=graph.id, entity="qubits of light")
+    assert exc.value.code == "entity_not_found" and graph.id in exc.value.message
+    assert "Qubit" in exc.value.extra["suggestions"] and exc.value.hint.startswith("Did you mean: ")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from exograph.accounts.models import User
-from exograph.core.errors import NotFound, ValidationError
+from exograph.core.errors import NotFound
 from exograph.core.snippets import snippet
 from exograph.documents.selectors import document_view_url, documents_viewable
 from exograph.graphs import store
 from exograph.graphs.selectors.graphs import graph_get_for_user
-from exograph.graphs.selectors.search import _check_n_results
-from exograph.graphs.selectors.world import PASSAGE, world_entity_suggestions
+from exograph.graphs.selectors.search import _check_entity, _check_n_results
+from exograph.graphs.selectors.world import PASSAGE, entity_not_found
 from exograph.graphs.types import normalize_name
 
 MAX_EXPLORE_HOPS = 3
@@ -24,27 +24,15 @@ def graph_explore(*, user: User, graph_id: str, entity: str, hops: int = 1, limi
     strength and provenance, and the centre's sources and passages. At most `limit` relations per node and
     `limit` nodes expanded per hop. Raises ValidationError, NotFound (foreign graph, or unknown entity with
     `suggestions`), 503."""
-    text = (entity or "").replace("\x00", "").strip()
-    if not text:
-        raise ValidationError("entity is empty.", code="empty_entity", hint="Send an entity id or name.")
-    if len(text) > 300:
-        raise ValidationError(
-            "entity is longer than 300 characters.", code="entity_too_long", hint="Send an id or name."
-        )
+    text = _check_entity(entity, field="entity")
     hops = _check_n_results(hops, name="hops", maximum=MAX_EXPLORE_HOPS)
     limit = _check_n_results(limit, name="limit", maximum=MAX_EXPLORE_LIMIT)
     graph = graph_get_for_user(user=user, graph_id=graph_id)
     name = graph.store_name
     center_id = store.store_entity_find(name, entity_id=text, key=normalize_name(text))
     if center_id is None:
-        suggestions = world_entity_suggestions(world=graph, text=text)
-        raise NotFound(
-            f"No entity {text[:80]!r} in graph {graph.id}.",
-            code="entity_not_found",
-            hint=("Did you mean: " + ", ".join(suggestions) + "?")
-            if suggestions
-            else f"Search with GET /api/v1/entities/search?graph_id={graph.id}.",
-            extra={"suggestions": suggestions},
+        raise entity_not_found(
+            graph=graph, text=text, where=f"graph {graph.id}", search=f"GET /api/v1/entities/search?graph_id={graph.id}"
         )
     depth: dict[str, int] = {center_id: 0}
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}

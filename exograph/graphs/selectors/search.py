@@ -40,6 +40,18 @@ def _check_n_results(n_results: int, *, name: str = "n_results", maximum: int = 
     return n_results
 
 
+def _check_entity(entity: str, *, field: str) -> str:
+    """An entity id or name as sent, NUL bytes dropped and stripped. Raises ValidationError naming `field`."""
+    text = (entity or "").replace("\x00", "").strip()
+    if not text:
+        raise ValidationError(f"{field} is empty.", code="empty_entity", hint="Send an entity id or name.")
+    if len(text) > 300:
+        raise ValidationError(
+            f"{field} is longer than 300 characters.", code="entity_too_long", hint="Send an entity id or name."
+        )
+    return text
+
+
 def search_graphs_for_user(*, user: User, scope: Scope, graph_id: str | None) -> list[Graph]:
     """The graphs a search reads: one readable graph, the user's private graphs, or the World Graph
     plus the user's own world-scope graphs (everyone else's world-scope knowledge is merged into the

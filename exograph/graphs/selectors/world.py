@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from exograph.accounts.models import User
-from exograph.core.errors import NotFound, ValidationError
+from exograph.core.errors import NotFound
 from exograph.core.snippets import snippet
 from exograph.documents.selectors import document_view_url, documents_viewable
 from exograph.graphs import store
 from exograph.graphs.models import WORLD_GRAPH_ID, Graph
 from exograph.graphs.selectors.graphs import embedder_check
-from exograph.graphs.selectors.search import VECTOR_OVERFETCH, _check_n_results, _fuse
+from exograph.graphs.selectors.search import VECTOR_OVERFETCH, _check_entity, _check_n_results, _fuse
 from exograph.graphs.types import RelatedEntity, WorldEntityView, normalize_name
 
 MAX_RELATED = 100
@@ -28,25 +28,13 @@ def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit:
     entities, strongest first, and the ids of the accounts who contributed them.
 
     Raises ValidationError, NotFound (with `suggestions`), 503."""
-    text = (entity or "").replace("\x00", "").strip()
-    if not text:
-        raise ValidationError("entity_id is empty.", code="empty_entity", hint="Send an entity id or name.")
-    if len(text) > 300:
-        raise ValidationError(
-            "entity_id is longer than 300 characters.", code="entity_too_long", hint="Send an entity id or name."
-        )
+    text = _check_entity(entity, field="entity_id")
     limit = _check_n_results(limit, name="limit", maximum=MAX_RELATED)
     world = Graph.objects.get(id=WORLD_GRAPH_ID)
     entity_id = store.store_entity_find(world.store_name, entity_id=text, key=normalize_name(text))
     if entity_id is None:
-        suggestions = world_entity_suggestions(world=world, text=text)
-        raise NotFound(
-            f"No entity {text[:80]!r} in the World Graph.",
-            code="entity_not_found",
-            hint=("Did you mean: " + ", ".join(suggestions) + "?")
-            if suggestions
-            else "Search with GET /api/v1/entities/search?graph_scope=world.",
-            extra={"suggestions": suggestions},
+        raise entity_not_found(
+            graph=world, text=text, where="the World Graph", search="GET /api/v1/entities/search?graph_scope=world"
         )
     center = store.store_entities(world.store_name, [entity_id])[entity_id]
     related_rows = store.store_related(world.store_name, entity_id=entity_id, limit=limit)
@@ -100,6 +88,17 @@ def world_entity_read(*, user: User, entity: str, evidence: bool = False, limit:
         "count": len(related),
     }
     return {"view": view, "contributor_ids": sorted(int(c) for c in contributors)}
+
+
+def entity_not_found(*, graph: Graph, text: str, where: str, search: str) -> NotFound:
+    """The NotFound for an entity missing from graph (`where` names it), with its closest names as `suggestions`."""
+    suggestions = world_entity_suggestions(world=graph, text=text)
+    return NotFound(
+        f"No entity {text[:80]!r} in {where}.",
+        code="entity_not_found",
+        hint=("Did you mean: " + ", ".join(suggestions) + "?") if suggestions else f"Search with {search}.",
+        extra={"suggestions": suggestions},
+    )
 
 
 def world_entity_suggestions(*, world: Graph, text: str, n: int = 5) -> list[str]:
