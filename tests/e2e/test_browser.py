@@ -608,6 +608,8 @@ def test_explorer_colours_entities_by_type_filters_them_and_draws_generic_relati
             expect(page.locator("#panel-neighbours button").first).to_be_visible()
             page.get_by_label("Entity").fill("Marie Curie")
             page.get_by_label("Entity").press("Enter")
+            # The panel already shows her (from the list): wait for this read's own result, not for the title.
+            expect(page.locator("#explore-status")).to_contain_text("Marie Curie: 4 entities")
             expect(page.locator("#panel-title")).to_have_text("Marie Curie")
             legend = page.locator("#entity-legend")
             for name in ("Person (1)", "Location (1)", "Organization (1)", "Concept (1)"):
