@@ -151,8 +151,20 @@
       button.className = "link";
       button.textContent = n.name;
       button.addEventListener("click", function () { select(n.id, true); });
+      // Its type beside it, in words and in the canvas colour (the legend's swatch): readable without the canvas.
+      var kind = typeOf(n);
+      var swatch = document.createElement("span");
+      swatch.className = "type-swatch type-" + kind.toLowerCase();
+      swatch.setAttribute("aria-hidden", "true");
+      var type = document.createElement("span");
+      type.className = "entity-type";
+      type.textContent = kind === "OTHER" ? String(n.type || "entity").toLowerCase() : kind.toLowerCase();
+      li.appendChild(swatch);
+      li.appendChild(document.createTextNode(" "));
       li.appendChild(button);
-      li.appendChild(document.createTextNode(" (" + n.degree + ")"));
+      li.appendChild(document.createTextNode(" ("));
+      li.appendChild(type);
+      li.appendChild(document.createTextNode(", " + n.degree + ")"));
       box.appendChild(li);
     });
     document.getElementById("overview-box").classList.toggle("hidden", !list.length);
