@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -156,6 +158,14 @@ def explore(request: HttpRequest, graph_id: str = WORLD_GRAPH_ID) -> HttpRespons
     return render(request, "graphs/explore.html", context)
 
 
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
 # Rows of each list per page of the merge report.
 MERGES_PAGE = 50
 
@@ -180,6 +190,18 @@ def merges(request: HttpRequest, graph_id: str) -> HttpResponse:
         return render(request, "403.html", {"message": exc.message}, status=403)
     except ExoGraphError as exc:
         return render(request, "graphs/merges.html", {"error": exc.message, "graph_id": graph_id}, status=exc.status)
+    # Each document by its name where it is one of the user's live documents (else its id is shown).
+    ids = {doc["document_id"] for row in report["merged"] for doc in row["documents"]}
+    uuids = [i for i in ids if _is_uuid(i)]
+    names = {
+        str(pk): title or filename
+        for pk, title, filename in document_list_for_user(user=user)
+        .filter(id__in=uuids)
+        .values_list("id", "title", "filename")
+    }
+    for row in report["merged"]:
+        for doc in row["documents"]:
+            doc["name"] = names.get(doc["document_id"], "")
     more = report["more_merged"] or report["more_split"]
     context = {
         "report": report,

@@ -67,6 +67,10 @@ def test_the_explorer_of_an_uploaded_pdf_shows_typed_entities_and_no_junk(live_s
             # The owner reviews what resolution merged from the explorer (axe and the clipping check run there too).
             page.locator("#explore-merges").click()
             expect(page.get_by_role("heading", level=1)).to_have_text(f"Merges in {graph.name}")
+            # Each document by its name, linked to its viewer (the API gives ids).
+            expect(page.locator("#merged a", has_text=document.filename).first).to_have_attribute(
+                "href", f"/documents/{document.id}/"
+            )
             watch.shot("merges-pdf")
         finally:
             browser.close()
