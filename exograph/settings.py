@@ -151,6 +151,13 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django hands the pool psycopg's check_connection: each connection is checked as it leaves the pool (one
     # empty round trip), so after a database restart no request gets a dead pooled connection (tests/faults).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Django's cursors bind parameters on the client and are never prepared. The ledger's hot statement (every charge:
+    # billing/services/ledger/posting.py) goes through a server-side binding cursor and is prepared once per pooled
+    # connection instead of planned on every charge. Off (None) behind a connection pooler that cannot keep prepared
+    # statements (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+        5 if env_bool("EXOGRAPH_DB_PREPARED_STATEMENTS", default=True) else None
+    )
 # The request gate (exograph.core.middleware.RequestGateMiddleware): at most this many HTTP requests inside Django
 # at once per web process; the others wait on the event loop (no thread, no connection) up to
 # REQUEST_QUEUE_TIMEOUT_SECONDS, then get 503 server_busy with Retry-After. Each request holds one pooled
@@ -666,7 +673,7 @@ ANON_THROTTLES: dict[str, dict[str, int]] = {
 }
 # Durable charges: on = each charge's COMMIT waits for the WAL flush (fsync). Off (PostgreSQL only)
 # saves that wait on the hot path; a crash may then drop the last split second of charges (never
-# purchases or refunds). See billing/services/ledger.py::_async_commit.
+# purchases or refunds). See billing/services/ledger/posting.py (_PG_POST_SQL_ASYNC).
 BILLING_CHARGE_SYNC_COMMIT = env_bool("BILLING_CHARGE_SYNC_COMMIT", default=True)
 # Holds without activity for this long are released by a periodic task.
 BILLING_HOLD_STALE_SECONDS = env_int("BILLING_HOLD_STALE_SECONDS", default=24 * 3600, minimum=60)

@@ -336,6 +336,55 @@ def test_charge_with_async_commit_is_still_exact(settings, fund):
     assert_ledger_whole(user)
 
 
+@pytest.mark.pg_only
+@pytest.mark.django_db(transaction=True)
+def test_an_async_commit_charge_is_one_statement(settings, fund):
+    """The opt-in's charge sets synchronous_commit inside its own statement: no SET LOCAL and savepoint of its own."""
+    from django.test.utils import CaptureQueriesContext
+
+    settings.BILLING_CHARGE_SYNC_COMMIT = False
+    user = UserFactory()
+    fund(user, 10)
+    with CaptureQueriesContext(connection) as queries:
+        assert credits_charge(account=user, action="chat.snap", idempotency_key="one-trip").balance == 7
+    assert len(queries.captured_queries) == 1, [q["sql"][:60] for q in queries.captured_queries]
+    assert "set_config('synchronous_commit', 'off', true)" in queries.captured_queries[0]["sql"]
+    assert_ledger_whole(user)
+
+
+@pytest.mark.pg_only
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("prepared", [True, False])
+def test_the_ledger_statement_is_prepared_on_its_connection(fund, prepared):
+    """PostgreSQL plans the charge statement once per connection, not on every charge; off (the connection's
+    prepare_threshold None: EXOGRAPH_DB_PREPARED_STATEMENTS=0) behind a pooler that cannot keep prepared statements."""
+    connection.ensure_connection()
+    assert connection.connection.prepare_threshold is not None  # the settings' default
+    query = (
+        "SELECT coalesce(sum(generic_plans + custom_plans), 0) FROM pg_prepared_statements "
+        "WHERE statement LIKE '%%INSERT INTO billing_creditentry%%'"
+    )
+
+    def executions() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(query)
+            return int(cursor.fetchone()[0])
+
+    user = UserFactory()
+    fund(user, 30)
+    before, threshold = executions(), connection.connection.prepare_threshold
+    if not prepared:
+        connection.connection.prepare_threshold = None
+    try:
+        for n in range(3):
+            credits_charge(account=user, action="chat.snap", idempotency_key=f"prepared-{n}")
+    finally:
+        connection.connection.prepare_threshold = threshold
+    assert executions() - before == (3 if prepared else 0)
+    assert credit_balance(account=user) == 30 - 9
+    assert_ledger_whole(user)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_charge_rolls_back_with_the_callers_transaction(fund):
     from django.db import transaction

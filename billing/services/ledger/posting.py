@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.utils import timezone
 
 from billing.models import CreditAccount, CreditEntry, EntryKind, Hold
@@ -64,26 +66,13 @@ _UPDATE_SQL = (
 )
 
 
-def _async_commit() -> None:
-    """Opt-in (BILLING_CHARGE_SYNC_COMMIT=0): don't wait for the WAL flush when committing a charge.
-
-    PostgreSQL keeps the ledger consistent either way (the WAL is ordered; a crash can only
-    drop the last charges committed in the final fraction of a second, never half of one and
-    never a purchase or refund, which always commit synchronously). Dropped charges favour the
-    customer; the default stays fully durable.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
 # PostgreSQL: the conditional UPDATE and the entry INSERT are one statement (a data-modifying
 # CTE), so they commit or fail together even without a transaction block, in one round trip.
-_PG_POST_SQL = """
+_PG_POST_TEMPLATE = """
 WITH acct AS (
     UPDATE billing_creditaccount
     SET balance = balance + %(amount)s, held = held + %(held)s, modified = %(now)s
-    WHERE user_id = %(user)s AND balance + %(amount)s >= 0 AND held + %(held)s >= 0
+    WHERE user_id = %(user)s AND balance + %(amount)s >= 0 AND held + %(held)s >= 0{commit}
     RETURNING id, balance
 )
 INSERT INTO billing_creditentry
@@ -94,20 +83,57 @@ SELECT id, %(kind)s, %(amount)s, balance, %(held)s, %(reference)s, %(key)s, %(ho
 FROM acct
 RETURNING id, account_id, balance_after
 """
+_PG_POST_SQL = _PG_POST_TEMPLATE.format(commit="")
+# The same, committed without waiting for the WAL flush, in its one round trip: the opt-in
+# BILLING_CHARGE_SYNC_COMMIT=0 for autocommitted charges. set_config(..., true) lasts until the end of the statement's
+# own transaction, whose commit reads it (an InitPlan, evaluated once). PostgreSQL keeps the ledger consistent either
+# way (the WAL is ordered; a crash can only drop the last charges committed in the final fraction of a second, never
+# half of one and never a purchase or refund, which always commit synchronously). Dropped charges favour the
+# customer; the default stays fully durable.
+_PG_POST_SQL_ASYNC = _PG_POST_TEMPLATE.format(
+    commit=" AND (SELECT set_config('synchronous_commit', 'off', true)) = 'off'"
+)
+
+
+class _PreparedCursor(psycopg.Cursor[Any]):
+    """A server-side binding cursor whose statements are prepared on their connection at once: PostgreSQL plans the
+    ledger's statement once per pooled connection instead of on every charge, and its parameters travel apart from
+    the text. Off with the connection's prepare_threshold None (settings: EXOGRAPH_DB_PREPARED_STATEMENTS=0)."""
+
+    def execute(
+        self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
+    ) -> Any:
+        return super().execute(query, params, prepare=True, binary=binary)
+
+
+class _PreparedDebugWrapper(CursorDebugWrapper):
+    """Query logging (DEBUG, CaptureQueriesContext) of a prepared statement: the text as sent and its parameters
+    (a prepared statement has no merged text for Django's last_executed_query to read)."""
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
+
+
+def _prepared_cursor() -> CursorWrapper:
+    """Django's cursor wrapper (execute_wrappers, database error translation, query logging) over a _PreparedCursor
+    on the current connection, inside whatever transaction it is in."""
+    connection.ensure_connection()
+    raw = _PreparedCursor(connection.connection)
+    return _PreparedDebugWrapper(raw, connection) if connection.queries_logged else CursorWrapper(raw, connection)
 
 
 def _post_postgresql(params: dict[str, Any], *, async_commit: bool) -> tuple[int, int, int] | None:
-    def execute() -> tuple[int, int, int] | None:
-        with connection.cursor() as cursor:
-            cursor.execute(_PG_POST_SQL, params)
+    def execute(sql: str) -> tuple[int, int, int] | None:
+        with _prepared_cursor() as cursor:
+            cursor.execute(sql, params)
             return cursor.fetchone()  # type: ignore[no-any-return]
 
-    if not connection.in_atomic_block and not async_commit:
-        return execute()  # one autocommitted statement: atomic by itself
+    if not connection.in_atomic_block:
+        # one autocommitted statement, atomic by itself (and committed without waiting when async_commit)
+        return execute(_PG_POST_SQL_ASYNC if async_commit else _PG_POST_SQL)
     with transaction.atomic():  # a savepoint inside the caller's transaction
-        if async_commit:
-            _async_commit()
-        return execute()
+        return execute(_PG_POST_SQL)
 
 
 def _post(
