@@ -18,7 +18,7 @@ from django.conf import settings
 from exograph.chat.events import ChatStream
 from exograph.chat.tokens import token_count
 from exograph.core.errors import ExoGraphError
-from exograph.core.llm.extractive import RELEVANCE_MIN, Similarity, Statement, extract_answer
+from exograph.core.llm.extractive import RELEVANCE_MIN, EntityTypes, Similarity, Statement, extract_answer
 from exograph.core.llm.providers import context_tokens_for, llm_generate, model_for
 from exograph.graphs.embeddings import embedding_similarity, get_embedder
 
@@ -85,7 +85,9 @@ def _generate(
     if provider == "extractive":
         # Entity, fact and relation items are evidence shown as facts, never prose: the extractive model
         # answers with whole passage sentences (exograph/core/llm/extractive.py) or says the documents don't.
-        extracted = extract_answer(question=plan.message, statements=statements, similarity=similarity)
+        extracted = extract_answer(
+            question=plan.message, statements=statements, similarity=similarity, entity_types=_entity_types()
+        )
         on_token(extracted.text)
         return {
             "text": extracted.text,
@@ -202,3 +204,36 @@ def _similarity() -> Similarity | None:
         return [sum(a * b for a, b in zip(head, every[t], strict=False)) for t in texts]
 
     return similarity
+
+
+# The typed names of evidence sentences the extractive reader has read, by text (the offline extractor's NER).
+_sentence_types: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
+
+
+def _entity_types() -> EntityTypes | None:
+    """The NER's typed names of texts (documents/extraction/ner.py, the model the offline extractor uses), kept in
+    a per-process LRU (SENTENCE_VECTORS_MAX texts): the extractive reader types its short answer's candidates by
+    them (a person is not the answer to "which city"); None when the model is not installed."""
+    from exograph.documents.extraction.ner import ner_model, ner_spans
+
+    if ner_model() is None:
+        return None
+
+    def types(texts: Sequence[str]) -> list[list[tuple[str, str]]] | None:
+        with _sentence_lock:
+            known = {t: v for t in texts if (v := _sentence_types.get(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        spans = ner_spans(missing) if missing else []
+        if spans is None:
+            return None
+        fresh = {t: [(s.name, s.type) for s in row] for t, row in zip(missing, spans, strict=True)}
+        with _sentence_lock:
+            for text, row in fresh.items():
+                _sentence_types[text] = row
+                _sentence_types.move_to_end(text)
+            while len(_sentence_types) > SENTENCE_VECTORS_MAX:
+                _sentence_types.popitem(last=False)
+        every = {**known, **fresh}
+        return [every[t] for t in texts]
+
+    return types

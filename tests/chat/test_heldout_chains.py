@@ -109,3 +109,49 @@ def test_the_bridge_is_never_the_answer_when_a_sentence_names_what_it_leads_to()
     ]
     result = extract_answer(question="Who oversees the board that dug the Larkin canal?", statements=statements)
     assert result.short == "Odile Brannagh" and result.chain == [2, 1], result  # was "Fenmoor Drainage Board"
+
+
+def _typed(question: str, texts: list[str]) -> str:
+    from exograph.chat.generation import _entity_types
+
+    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+    return extract_answer(question=question, statements=statements, entity_types=_entity_types()).short
+
+
+def test_the_short_answer_is_of_the_type_the_question_asks_for() -> None:
+    """The NER's types (the offline extractor's model) pick the span of the asked kind, not the first capitalised one."""
+    # A person is not a city: was "Karl Jessup".
+    assert (
+        _typed(
+            "Which city is the surgeon Nadia Farrow from?",
+            [
+                "The surgeon Nadia Farrow trained under Karl Jessup before she returned to Port Elwyn, where she was born."
+            ],
+        )
+        == "Port Elwyn"
+    )
+    # "which company": a body, not the actress named first (was "Lena Moritz").
+    assert (
+        _typed(
+            "Which company developed the video game Frost Hollow?",
+            ["Frost Hollow is a 2014 adventure game voiced by Lena Moritz and developed by Gantry Studios."],
+        )
+        == "Gantry Studios"
+    )
+    # "which actor": neither the quoted title nor the novelist (was "Night Tide").
+    assert _typed(
+        "Which actor starred in the 1952 film Harbour Lights?",
+        ['Harbour Lights is a 1952 crime film adapted from "Night Tide" by the novelist Ida Warne, starring the actor '
+         "Declan Ormsby."],
+    ) == "Declan Ormsby"  # fmt: skip
+
+
+def test_a_sentence_defining_a_name_as_the_asked_noun_makes_it_the_answer_not_a_bridge() -> None:
+    statements = [
+        Statement(1, "Ilse Brandt is a German pianist who recorded the album Night Ferry with Tunde Okoro."),
+        Statement(2, "Tunde Okoro is a Nigerian jazz singer born in Lagos."),
+    ]
+    result = extract_answer(
+        question="The pianist Ilse Brandt recorded an album with this jazz singer born in Lagos?", statements=statements
+    )
+    assert result.short == "Tunde Okoro", result  # was "Night Ferry": Tunde Okoro followed as a bridge

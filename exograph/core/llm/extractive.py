@@ -16,7 +16,10 @@ The steps (each documented where it is):
     Relations are matched by meaning: embeddings when given, plus RELATION_FAMILIES, a small map of verbs
     that say the same link in other words (owns/acquired, makes/manufactured, ...).
   * the short answer (`_candidates`): spans of the best sentences of the type the question asks for
-    (who: a name, when: a date, how many: a number, where: a place), not named by the question.
+    (who: a name, when: a date, how many: a number, where: a place), not named by the question. With the
+    NER's typed names (`entity_types`, the offline extractor's model) the wh-word and the question's head noun
+    type the answer ("which city": a place, "which company": a body, "which actor": a person), and a name the
+    best sentence defines as that noun ("X was an American actor", "the actor X") is preferred.
 
 The text handling lives in extractive_text.py, the answer types and spans in extractive_spans.py, chains,
 choices and yes/no comparisons in extractive_chains.py; this module reads the evidence and writes the answer.
@@ -32,6 +35,7 @@ from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_
 from exograph.core.llm.extractive_text import (
     _PRONOUN,
     _WH,
+    EntityTypes,
     Similarity,
     _family_match,
     _found,
@@ -47,6 +51,7 @@ from exograph.core.llm.extractive_text import (
 __all__ = [
     "NO_ANSWER",
     "RELEVANCE_MIN",
+    "EntityTypes",
     "Extracted",
     "Similarity",
     "Statement",
@@ -156,9 +161,12 @@ def extract_answer(
     similarity: Similarity | None = None,
     max_sentences: int = 2,
     answer_type: str | None = None,
+    entity_types: EntityTypes | None = None,
 ) -> Extracted:
     """The short answer and its cited whole sentences, or a plain refusal when the evidence does not answer.
-    `answer_type` "manner" asks for the best sentences only (no short answer, no chain): research findings."""
+    `answer_type` "manner" asks for the best sentences only (no short answer, no chain): research findings.
+    `entity_types` (the NER's typed names of texts) types the short answer's candidates: a name of the type the
+    question asks for is preferred, one of another type (a person for "which city") is not taken."""
     sentences: list[_Sentence] = []
     seen: set[str] = set()
     for position, statement in enumerate(statements):
@@ -178,9 +186,18 @@ def extract_answer(
     if relevance < RELEVANCE_MIN:
         return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     kind = answer_type or _answer_type(question)
+
+    def fill(wanted: Sequence[_Sentence]) -> None:
+        missing = [s for s in wanted if s.types is None]
+        typed = entity_types([s.text for s in missing]) if entity_types is not None and missing else None
+        for sentence, names in zip(missing, typed or [[] for _ in missing], strict=True):
+            sentence.types = {name.casefold(): label for name, label in names}
+
     either = _either(question, ranked) if " or " in question and kind not in ("number", "manner") else None
     chain = (
-        _follow_chain(question, sentences, kind, ranked) if kind not in ("yesno", "manner") and either is None else None
+        _follow_chain(question, sentences, kind, ranked, fill if entity_types else None)
+        if kind not in ("yesno", "manner") and either is None
+        else None
     )
     if either is not None:
         chain = None
@@ -201,7 +218,7 @@ def extract_answer(
                 if hit is not None and hit not in support:
                     support.append(hit)
         elif kind != "manner":
-            spans = _candidates(ranked, question, kind)
+            spans = _candidates(ranked, question, kind, fill=fill if entity_types else None)
             if spans:
                 short, where = spans[0][1], spans[0][2]
                 margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)

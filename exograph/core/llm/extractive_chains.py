@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_spans import _candidates, _spans, asked_noun
+from exograph.core.llm.extractive_spans import Fill, _candidates, _defines, _spans, asked_noun, head_noun
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
     _RELATIVE,
@@ -39,7 +39,7 @@ def _split_chain(question: str) -> tuple[str, str] | None:
 
 
 def _follow_chain(
-    question: str, sentences: list[_Sentence], kind: str, ranked: list[_Sentence]
+    question: str, sentences: list[_Sentence], kind: str, ranked: list[_Sentence], fill: Fill | None = None
 ) -> tuple[str, list[_Sentence]] | None:
     """The far end of a two-link chain and its two sentences (second link first), or None.
 
@@ -52,6 +52,7 @@ def _follow_chain(
     question_stems = _stems(question)
     question_families = _families(question)
     antecedent = _antecedent(question)
+    described = head_noun(question)
     best: tuple[float, str, list[_Sentence]] | None = None
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     for rank, first in enumerate(ranked[:3]):
@@ -67,6 +68,8 @@ def _follow_chain(
             continue
         bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
         for bridge in bridges[:4]:
+            if described and _defines(first.text, bridge, described):
+                continue  # "Tunde Okoro is a jazz singer" for "this jazz singer": the answer itself, not a bridge
             for second in sentences:
                 if second.text == first.text or not _found(bridge, second.text):
                     continue
@@ -79,7 +82,7 @@ def _follow_chain(
                 strict = hits > 0 and match >= CHAIN_MIN
                 if not strict and not _is_antecedent(bridge, first.text, antecedent):
                     continue
-                spans = _candidates([second], question, kind, exclude=[bridge, *asked_names])
+                spans = _candidates([second], question, kind, exclude=[bridge, *asked_names], fill=fill)
                 if not spans:
                     continue
                 total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score

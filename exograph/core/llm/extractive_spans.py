@@ -4,7 +4,7 @@ for (a person, place, date, number, name, nationality) and the spans of that typ
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from exograph.core.llm.extractive_text import (
     _DATE,
@@ -37,6 +37,46 @@ _NOT_NOUN = frozenset(
     "between among across".split()
 )
 _KIND_OF = frozenset("type kind sort name form genre".split())
+# What a "what/which <noun>" question's noun says about the NER type of its answer (the nouns of no listed type
+# leave the type open). Types as the offline extractor's NER gives them (documents/extraction/ner.py).
+_NOUN_TYPES: dict[str, frozenset[str]] = {
+    noun: frozenset(types.split())
+    for nouns, types in (
+        ("company firm corporation business organization organisation team club band group label university "
+         "college school network channel agency party airline brand publisher manufacturer studio franchise "
+         "conference league newspaper magazine station institution bank retailer chain", "ORGANIZATION"),
+        ("film movie album song book novel series show play opera poem painting single programme program "
+         "sitcom documentary musical comic", "WORK"),
+        ("building stadium bridge airport hotel arena venue museum church castle tower street road park "
+         "mountain lake river", "LOCATION"),
+        ("airplane aircraft plane car vehicle device ship rifle gun engine console", "PRODUCT"),
+        ("war battle festival tournament event competition championship race", "EVENT"),
+    )
+    for noun in nouns.split()
+}  # fmt: skip
+_NUMBER_NOUNS = frozenset("population number amount total count capacity attendance height length".split())
+# The types a kind of answer takes; a span the NER types otherwise is not of that kind.
+_KIND_TYPES = {
+    "person": frozenset({"PERSON", "ORGANIZATION"}),
+    "place": frozenset({"LOCATION"}),
+    "date": frozenset({"DATE"}),
+    "number": frozenset({"QUANTITY"}),
+}
+TYPE_MATCH = 0.15  # a span the NER gives the asked type gains this (tuned on HotpotQA dev, bench/chat.py)
+TYPE_MISMATCH = 0.3  # a span the NER gives another type loses this
+DEFINED = 0.15  # a span a sentence defines as the asked noun ("X was an American actor") gains this
+ROLE_OTHER = 0.1  # a span a sentence names by another role than the asked noun ("the novelist X") loses this
+DEEPER_SENTENCES = 10  # how far down the ranking a name of the asked type is sought when the best hold none
+CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
+
+
+_ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
+_VERBS = frozenset("star stars play plays won win wins hold holds host hosts make makes own owns lead leads".split())
+
+
+def _verb_like(word: str) -> bool:
+    """A word that ends a noun phrase: an article, a past form ("developed"), or a common verb."""
+    return word in _ARTICLES or word in _VERBS or (len(word) > 4 and word.endswith("ed"))
 
 
 def asked_noun(question: str) -> str:
@@ -51,7 +91,7 @@ def asked_noun(question: str) -> str:
     phrase: list[str] = []
     for index, word in enumerate(words):
         low = word.casefold()
-        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN:
+        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN or (phrase and _verb_like(low)):
             if low == "of" and phrase and phrase[-1].casefold() in _KIND_OF:
                 phrase = []  # "type of forum": the noun is after "of"
                 continue
@@ -64,15 +104,36 @@ def asked_noun(question: str) -> str:
     return phrase[-1].casefold()
 
 
+def _singular(noun: str) -> str:
+    return noun[:-1] if len(noun) > 4 and noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def head_noun(question: str) -> str:
+    """The noun the question asks for: a what/which question's noun, else the noun after "this"/"these" ("has
+    worked with this gospel singer"), singular and lower case; the last part of a hyphenated noun
+    ("singer-songwriter" -> songwriter); "" when the question names none."""
+    noun = asked_noun(question)
+    if not noun:
+        match = re.search(
+            r"\b(?:this|these)\s+((?:[\w-]+\s+){0,3}?)([a-z][\w-]*)\b(?=\s+(?:who|that|which|whose|is|was|"
+            r"has|had|did|does|born|from|in|of|with|by|[a-z]+ed)\b|\s*[?,])",
+            question,
+        )
+        noun = match.group(2) if match else ""
+    return _singular(noun.split("-")[-1].casefold())
+
+
 def _answer_type(question: str) -> str:
     q = question.casefold().strip()
     if _YESNO.match(q):
         return "yesno"
     if re.search(r"\bhow (many|much|long|old|far|tall|large|big)\b|\bwhat (number|percentage|amount)\b", q):
         return "number"
+    if _singular(asked_noun(question)) in _NUMBER_NOUNS:
+        return "number"  # "what was the population of ..."
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
         return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
-    noun = asked_noun(question)
+    noun = head_noun(question)
     # The wh-word may open the question or close it ("... a civil war that ended when?").
     last = re.sub(r"[^\w\s]", " ", q).split()[-1:]
     if q.startswith("when") or last == ["when"] or noun in _DATE_NOUNS or re.search(r"\bdate of\b", q):
@@ -115,31 +176,141 @@ def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> flo
     return max(0.0, 1.0 - min(abs(i - at) for i in hits) / 12)
 
 
+def expected_types(question: str, kind: str) -> frozenset[str]:
+    """The NER types an answer of kind may take for this question (empty: any): who -> a person or a body (a
+    person when the question's noun is a person's), where -> a place, when -> a date, "which company" -> a body."""
+    noun = head_noun(question)
+    if kind == "person" and noun in _PERSON_NOUNS:
+        return frozenset({"PERSON"})
+    if kind == "name":
+        return _NOUN_TYPES.get(noun, frozenset())
+    return _KIND_TYPES.get(kind, frozenset())
+
+
+def _type_of(span: str, types: dict[str, str]) -> str:
+    """The NER type of span: of the typed name it equals, else of one holding it or held by it; "" if untyped."""
+    key = span.casefold()
+    if key in types:
+        return types[key]
+    for name, kind in types.items():
+        if len(name) > 2 and (name in key or key in name):
+            return kind
+    return ""
+
+
+Fill = Callable[[Sequence[_Sentence]], None]  # reads the typed names of sentences not read yet
+
+
 def _candidates(
-    ranked: list[_Sentence], question: str, kind: str, exclude: Sequence[str] = ()
+    ranked: list[_Sentence], question: str, kind: str, exclude: Sequence[str] = (), fill: Fill | None = None
 ) -> list[tuple[float, str, _Sentence]]:
-    """Short-answer spans of the top sentences, best first: of the asked type, not named by the question."""
+    """Short-answer spans of the top sentences, best first: of the asked type, not named by the question. With
+    the sentences' typed names (fill), a span of the asked NER type gains TYPE_MATCH and one of another type loses
+    TYPE_MISMATCH (a person is not the answer to "which city"), and names of the asked type are candidates too."""
     asked = _all_stems(question) | {_stem(w) for e in exclude for w in _NAME_WORD.findall(e.casefold())}
     noun = _stem(asked_noun(question)) if kind not in ("date", "number") else ""
+    wanted = expected_types(question, kind) if fill is not None else frozenset()
+    if fill is not None:
+        fill(ranked[:CANDIDATE_SENTENCES])
+    durational = re.search(r"\bhow (?:old|long)\b", question.casefold())
+    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
+    described = head_noun(question) if kind not in ("date", "number") else ""
     found: dict[str, tuple[float, str, _Sentence]] = {}
-    for rank, sentence in enumerate(ranked[:4]):
+    typed_ok = False
+
+    def read(rank: int, sentence: _Sentence, only_wanted: bool) -> None:
+        nonlocal typed_ok
+        types = sentence.types or {}
         spans = _spans(sentence.text, kind)
+        if wanted and kind not in ("number", "date"):
+            extra = [name for name, t in types.items() if t in wanted]
+            spans = spans + [
+                m for m in _original(sentence.text, extra) if m.casefold() not in {x.casefold() for x in spans}
+            ]
         for order, span in enumerate(spans):
             words = [w for w in _NAME_WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
             if all(_stem(w) in asked for w in words):
+                continue
+            typed = _type_of(span, types) if wanted else ""
+            if only_wanted and typed not in wanted:
                 continue
             if kind == "person" and len(span.split()) < 2:
                 bonus = -0.05
             else:
                 bonus = 0.0
-            if kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text):
+            located = kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
+            if located:
                 bonus += 0.05
             bonus += 0.1 * _nearness(sentence.text, span, asked)
             if noun and noun in _all_stems(span):
                 bonus += 0.15  # "what county": "Fairfax County"
+            if wanted:
+                if typed in wanted or (located and typed == "ORGANIZATION"):
+                    # "born in Tartu" is a place whatever the NER says of Tartu (it takes some towns for bodies)
+                    bonus += TYPE_MATCH
+                    typed_ok = True
+                elif typed and not (kind == "number" and typed == "DATE" and durational):
+                    bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
+            if counted and re.search(
+                rf"{re.escape(span)}\s+(?:[\w-]+\s+)?{re.escape(_stem(counted.group(1)))}", sentence.text, re.IGNORECASE
+            ):
+                bonus += 0.2  # "how many countries": "more than 70 countries"
+            if described and _defines(sentence.text, span, described):
+                bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
+            elif described:
+                role = _role_before(sentence.text, span)
+                if role and _stem(role) == _stem(described):
+                    bonus += DEFINED  # "the actor Declan Ormsby" for "which actor"
+                elif role:
+                    bonus -= ROLE_OTHER  # "the novelist Ida Warne" is not the actor asked for
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus
             key = span.casefold()
             if key in found:  # named by several good sentences
                 score = max(score, found[key][0]) + (0.05 if sentence.score >= 0.5 * ranked[0].score else 0.0)
             found[key] = (score, span, sentence if key not in found else found[key][2])
+
+    for rank, sentence in enumerate(ranked[:CANDIDATE_SENTENCES]):
+        read(rank, sentence, False)
+    if wanted and not typed_ok and fill is not None and len(ranked) > CANDIDATE_SENTENCES:
+        # None of the best sentences names a thing of the asked type: the next ones may ("which man ...").
+        deeper = ranked[CANDIDATE_SENTENCES:DEEPER_SENTENCES]
+        fill(deeper)
+        for rank, sentence in enumerate(deeper, start=CANDIDATE_SENTENCES):
+            read(rank, sentence, True)
     return sorted(found.values(), key=lambda t: -t[0])
+
+
+def _original(text: str, names: Sequence[str]) -> list[str]:
+    """names (lower case) as text writes them."""
+    out = []
+    for name in names:
+        at = text.casefold().find(name)
+        if at >= 0:
+            out.append(text[at : at + len(name)])
+    return out
+
+
+def _defines(sentence: str, span: str, noun: str) -> bool:
+    """The sentence opens with span and says what it is, naming noun in lower case among the first ten words after
+    its verb ("George Raft (born 1901) was an American film actor and dancer" defines George Raft as an actor)."""
+    if not sentence.startswith(span.split()[0]):
+        return False
+    rest = sentence[len(span) :]
+    said = re.search(r"\b(?:is|was|are|were|became|served as)\b(.*)", rest)
+    if said is None:
+        return False
+    # a common noun among the description's first words (lower case: "Medal" of "the Medal of Honor" is a name's)
+    words = [w for w in _NAME_WORD.findall(said.group(1))[:10] if w[:1].islower()]
+    return _stem(noun) in {_stem(w) for w in words}
+
+
+_ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
+
+
+def _role_before(sentence: str, span: str) -> str:
+    """The role noun written just before span ("the novelist Ida Warne" -> novelist), lower case; "" if none."""
+    match = re.search(rf"\b([a-z][a-z-]+)\s+{re.escape(span)}", sentence)
+    if match is None:
+        return ""
+    word = _singular(match.group(1).split("-")[-1])
+    return word if word in _ROLES else ""

@@ -81,6 +81,9 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
 
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
+# The typed names of each text (name, type), types as the offline extractor's NER gives them (PERSON, ORGANIZATION,
+# LOCATION, DATE, QUANTITY, WORK, EVENT, PRODUCT, CONCEPT for a nationality); None when no model is loaded.
+EntityTypes = Callable[[Sequence[str]], list[list[tuple[str, str]]] | None]
 
 
 @dataclass
@@ -91,6 +94,7 @@ class _Sentence:
     words: float = 0.0
     meaning: float = 0.0
     about: str = ""  # the passage's subject when the sentence opens with a pronoun ("He worked ..."), else ""
+    types: dict[str, str] | None = None  # its typed names, lower case name -> type (EntityTypes), once read
 
     @property
     def score(self) -> float:
