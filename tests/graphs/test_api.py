@@ -240,6 +240,7 @@ def test_merges_report_shows_the_owner_each_documents_forms_free(alice, alice_cl
     assert per_document[second] == {"the harbour board"}
     assert all(row["name"] != "Ada Penhallow" for row in body["merged"])  # one form: nothing merged
     assert CreditAccount.objects.get(user=alice).balance == balance  # a read of your own graph costs nothing
+    assert "RateLimit-Remaining" in response  # counted by the account's rate limit like every API read
 
 
 def test_merges_report_pages_with_offset_and_limit(alice, alice_client, write_resolved) -> None:  # type: ignore[no-untyped-def]
