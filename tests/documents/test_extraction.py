@@ -449,3 +449,24 @@ def test_the_model_s_cuts_are_put_back_dates_of_a_range_peers_and_rulers_nationa
     assert {("Frederick", "LOCATION"), ("Maryland", "LOCATION")} <= found  # joined, "Frederick" was lost as a node
     assert ("Sir Edward Buxton, 2nd Baronet", "PERSON") in found or ("Edward Buxton, 2nd Baronet", "PERSON") in found
     assert {("Spain", "LOCATION"), ("Portugal", "LOCATION"), ("Greece", "LOCATION")} <= found  # a list stays apart
+
+
+def test_the_display_name_drops_a_leading_article_but_a_titles_own() -> None:
+    from exograph.documents.extraction import Entity, Extraction, Mention, extraction_resolve
+
+    raw = Extraction(
+        entities=[
+            Entity("the Quarry Guild", "ORGANIZATION"),
+            Entity("the Quarry Guild", "ORGANIZATION"),
+            Entity("Quarry Guild", "ORGANIZATION"),
+            Entity("An Orchard Lane", "LOCATION"),
+            Entity("The Glass Harvest", "WORK"),
+        ],
+        mentions=[Mention("c1", "the Quarry Guild", "ORGANIZATION"), Mention("c2", "An Orchard Lane", "LOCATION")],
+        relations=[],
+    )
+    resolved = extraction_resolve(raw)
+    names = {e.name: e for e in resolved.entities}
+    assert set(names) == {"Quarry Guild", "Orchard Lane", "The Glass Harvest"}
+    assert "the Quarry Guild" in names["Quarry Guild"].aliases  # the form written stays: provenance
+    assert {m.name for m in resolved.mentions} == {"Quarry Guild", "Orchard Lane"}

@@ -58,3 +58,25 @@ def test_merge_report_lists_merged_forms_per_document_and_names_split_by_type(al
     out = StringIO()
     call_command("graph_merges", graph.id, "--json", stdout=out)
     assert json.loads(out.getvalue()) == report
+
+
+@pytest.mark.parametrize(
+    "first, second", [("the Tidewater Pilots", "Tidewater Pilots"), ("Tidewater Pilots", "The Tidewater Pilots")]
+)
+def test_a_leading_article_never_makes_a_second_node_in_the_graph_or_the_world_graph(  # type: ignore[no-untyped-def]
+    alice, write_doc, first, second
+) -> None:
+    from exograph.graphs.services.graphs import world_graph
+
+    graph = graph_create(actor=alice, name="R", scope=Scope.WORLD)
+    write_doc(graph, alice, texts=[f"{first} guide ships up the estuary."], entities=[(first, "ORGANIZATION", "")])
+    write_doc(graph, alice, texts=[f"Ships wait for {second} at dawn."], entities=[(second, "ORGANIZATION", "")])
+    for target in (graph, world_graph()):
+        rows = store.ro_query(
+            target.store_name,
+            "MATCH (e:Entity) WHERE e.normalized_name ENDS WITH 'tidewater pilots' "
+            "RETURN e.name, e.type, size(e.document_ids), e.aliases",
+        )
+        assert len(rows) == 1, rows
+        assert rows[0][2] == 2 and second in rows[0][3]  # the second document's form is kept: provenance
+    assert not [row for row in graph_merges_report(graph=graph)["split"] if "tidewater" in row["key"]]

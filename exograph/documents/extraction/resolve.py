@@ -52,12 +52,25 @@ def _possessive(name: str) -> bool:
     return bool(_POSSESSIVE.search(name.strip()))
 
 
-def _canonical(name: str, *, plural: bool) -> str:
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_TITLE_ARTICLE = re.compile(r"^(?:The|A|An)\s+")
+
+
+def article_bare(name: str) -> str:
+    """The name without a leading article (the/a/an, any case): "the Harbour Board" -> "Harbour Board"."""
+    bare = _ARTICLE.sub("", name.strip())
+    return bare or name.strip()
+
+
+def _canonical(name: str, *, plural: bool, title: bool = False) -> str:
     """The form an entity is written to the graph under, the same in every document so that the graph's stable
-    entity ids (graphs.types.entity_id_for) merge it across documents: the possessive dropped ("Babbage's" ->
-    "Babbage") and, when the entity was written as a lowercase plural (`plural`), its last word made singular in
+    entity ids (graphs.types.entity_id_for) merge it across documents: a leading article dropped ("the Harbour
+    Board" -> "Harbour Board") unless `title` (a WORK whose capitalised article is part of its title: "The
+    Godfather"), the possessive dropped ("Babbage's" -> "Babbage") and, when the entity was written as a lowercase plural (`plural`), its last word made singular in
     the chosen form's case ("trace trees" -> "trace tree", "Trace Trees" -> "Trace Tree")."""
     name = name.strip()
+    if not (title and _TITLE_ARTICLE.match(name)):
+        name = article_bare(name)
     if _possessive(name) and (bare := _POSSESSIVE.sub("", name).rstrip()):
         name = bare
     words = name.split()
@@ -117,9 +130,13 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     "The Beatles" = "Beatles") or when one is the other's lowercase plural ("trace trees" = "trace tree":
     name_variant_key), transitively ("Trace Trees", "trace trees" and "trace tree" are one). An acronym an entity
     declares ("Document Object Model (DOM)") folds in too. The canonical name is the most used form, preferring
-    one without a possessive, then a capitalised one, then the shortest, written as `_canonical` (no possessive;
-    singular when a form was a lowercase plural) so that the same thing gets the same graph node from every
-    document."""
+    one without a possessive, then a capitalised one, then the shortest, written as `_canonical` (no leading
+    article, unless the entity is a WORK whose capitalised article is part of its title: "The Godfather"; no
+    possessive; singular when a form was a lowercase plural) so that the same thing gets the same graph node from
+    every document. A leading article (the/a/an, any case) never separates two nodes: within a document it is out
+    of the key (`name_normalise`), in the display name it is dropped as above, and across documents and into the
+    World Graph a name is joined to the node the graph holds under its article variant
+    (graphs.services.resolution)."""
     keys = _Keys()
     for entity in extraction.entities:
         keys.add(entity.name)
@@ -160,8 +177,8 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
         # The canonical name is a form of the entity's own key, never a folded-in acronym.
         own = [item for item in counter.items() if keys.of(item[0]) == key] or list(counter.items())
         name = max(own, key=lambda item: (not _possessive(item[0]), item[1], item[0][:1].isupper(), -len(item[0])))[0]
-        name = _canonical(name, plural=any(name_variant_key(form) for form in counter))
         kind = _type_pick(types[key])
+        name = _canonical(name, plural=any(name_variant_key(form) for form in counter), title=kind == "WORK")
         canonical[key] = (name, kind)
         alias_list = sorted(({form for form in counter if form != name} | extra_aliases.get(key, set())) - {name})
         entities.append(Entity(name=name, type=kind, description=descriptions.get(key, ""), aliases=alias_list[:20]))
