@@ -155,3 +155,26 @@ def test_a_sentence_defining_a_name_as_the_asked_noun_makes_it_the_answer_not_a_
         question="The pianist Ilse Brandt recorded an album with this jazz singer born in Lagos?", statements=statements
     )
     assert result.short == "Tunde Okoro", result  # was "Night Ferry": Tunde Okoro followed as a bridge
+
+
+def test_a_yes_no_question_comparing_two_names_joined_by_and_is_answered() -> None:
+    statements = [
+        Statement(1, "Mira Talbot is a Norwegian painter known for her harbour scenes."),
+        Statement(2, "Jonas Eide (born 1950) is a Norwegian painter and printmaker."),
+        Statement(3, "Arne Vik is a Norwegian composer."),
+    ]
+    both = extract_answer(question="Are Mira Talbot and Jonas Eide both painters?", statements=statements)
+    assert both.short == "yes", both  # was "": the two names were read as one ("Mira Talbot and Jonas Eide")
+    assert extract_answer(question="Are Mira Talbot and Arne Vik both painters?", statements=statements).short == "no"
+
+
+def test_a_question_of_two_sentences_is_typed_by_its_last() -> None:
+    statements = [
+        Statement(1, "The painter Mira Talbot was knighted in 2001 and holds the Order of St. Olav."),
+        Statement(2, "The painter Jonas Eide has won three national prizes."),
+    ]
+    result = extract_answer(
+        question="The painter Mira Talbot holds the Order of St. Olav. Does the painter Jonas Eide also hold it?",
+        statements=statements,
+    )
+    assert result.short in ("yes", "no"), result  # was "Mira Talbot": the first sentence typed it as a name

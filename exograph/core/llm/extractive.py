@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no
+from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_noun
 from exograph.core.llm.extractive_text import (
     _PRONOUN,
@@ -212,7 +212,7 @@ def extract_answer(
         support = [ranked[0]]
         if kind == "yesno":
             short = _yes_no(question, ranked)
-            names = [n for n in names_in(question) if n.casefold() not in _WH]
+            names = compared_names(question)
             for name in names[:2]:
                 hit = next((s for s in ranked if _found(name, s.text)), None)
                 if hit is not None and hit not in support:

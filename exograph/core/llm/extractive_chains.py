@@ -194,7 +194,7 @@ def _yes_no(question: str, ranked: list[_Sentence]) -> str:
     q = question.casefold()
     if " or " in q:
         return ""
-    names = [n for n in names_in(question) if n.casefold() not in _WH]
+    names = compared_names(question)
     if len(names) < 2:
         return ""
     asked = _stems(question) - {_stem(w) for n in names for w in _WORD.findall(n.casefold())}
@@ -203,3 +203,11 @@ def _yes_no(question: str, ranked: list[_Sentence]) -> str:
         holding = [s for s in ranked if _found(name, s.text)]
         per_name.append(set().union(*(_stems(s.text) for s in holding[:2])) & asked if holding else set())
     return "yes" if per_name[0] & per_name[1] or (not asked) else "no"
+
+
+def compared_names(question: str) -> list[str]:
+    """The names a yes/no question compares: "Are Christopher Nolan and Sathish Kalathil both ...": two names
+    (names_in joins them over "and", a connector inside names like "Marks and Spencer")."""
+    names = [n for n in names_in(question) if n.casefold() not in _WH]
+    split = [part for n in names for part in re.split(r"\s+(?:and|&)\s+", n) if part]
+    return split if len(names) < 2 and len(split) >= 2 else names

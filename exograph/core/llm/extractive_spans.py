@@ -17,6 +17,7 @@ from exograph.core.llm.extractive_text import (
     _Sentence,
     _stem,
     names_in,
+    sentences_of,
 )
 
 # What a "what/which <noun>" question's noun says about its answer (the rest are names of that noun's kind).
@@ -124,6 +125,11 @@ def head_noun(question: str) -> str:
 
 
 def _answer_type(question: str) -> str:
+    """The kind of answer the question asks for; a question of several sentences is typed by its last ("The
+    director X has an OBE. Does Y also have one?": yes/no)."""
+    parts = sentences_of(question.strip())
+    if len(parts) > 1 and parts[-1].rstrip().endswith("?"):
+        question = parts[-1]
     q = question.casefold().strip()
     if _YESNO.match(q):
         return "yesno"
