@@ -178,3 +178,12 @@ def test_a_question_of_two_sentences_is_typed_by_its_last() -> None:
         statements=statements,
     )
     assert result.short in ("yes", "no"), result  # was "Mira Talbot": the first sentence typed it as a name
+
+
+def test_a_person_is_named_as_the_evidence_usually_writes_them_not_by_their_full_birth_name() -> None:
+    statements = [
+        Statement(1, "Odile Margarethe Brannagh (born 4 May 1961) is an Irish engineer who designed the Fenmoor dam."),
+        Statement(2, "The Fenmoor dam was opened in 1994; Odile Brannagh attended the ceremony."),
+    ]
+    result = extract_answer(question="Which Irish engineer designed the Fenmoor dam?", statements=statements)
+    assert result.short == "Odile Brannagh", result  # was "Odile Margarethe Brannagh"

@@ -27,6 +27,7 @@ choices and yes/no comparisons in extractive_chains.py; this module reads the ev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -223,6 +224,7 @@ def extract_answer(
                 short, where = spans[0][1], spans[0][2]
                 margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)
                 support = [where] + [s for s in ranked[:1] if s is not where]
+    short = _common_name(short, sentences, kind) if short else short
     for extra in ranked:
         if len(support) >= max_sentences or extra.score < relevance * 0.6:
             break
@@ -248,6 +250,17 @@ def extract_answer(
         confidence=round(min(1.0, 0.5 + 0.5 * margin / CONFIDENT_MARGIN), 3),
         sentences=[(s.n, s.text) for s in support],
     )
+
+
+def _common_name(name: str, sentences: list[_Sentence], kind: str) -> str:
+    """A person's name as the evidence most often writes it: "Larnelle Harris" for "Larnelle Steward Harris" when
+    another sentence names them so (a reference work's first sentence gives the full birth name)."""
+    words = name.split()
+    if kind not in ("person", "name") or len(words) < 3:
+        return name
+    pattern = re.compile(rf"\b{re.escape(words[0])}\s+(?:[A-Z]\.\s+)?{re.escape(words[-1])}\b")
+    found = [m.group(0) for s in sentences if (m := pattern.search(s.text))]
+    return max(sorted(set(found)), key=found.count) if found else name
 
 
 def evidence_relevance(
