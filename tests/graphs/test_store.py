@@ -23,6 +23,41 @@ def test_params_reject_other_types_and_non_finite(bad: object) -> None:
         store.params(value=bad)
 
 
+@pytest.mark.parametrize(
+    "bad", [[0.5, math.nan], [1e308, 1e308, math.inf], (0.1, -math.inf), {"rows": [{"embedding": [0.2, math.nan]}]}]
+)
+def test_params_reject_a_non_finite_float_inside_a_vector(bad: object) -> None:
+    with pytest.raises(ValidationError):
+        store.params(value=bad)
+
+
+def test_the_params_header_is_the_one_falkordbs_client_writes() -> None:
+    """Embeddings are written at C speed (store.core._render); every value still reaches FalkorDB as the client's own
+    `CYPHER name=value` header would write it."""
+    from falkordb import Graph
+
+    from exograph.graphs.store.core import _header
+
+    vector = [0.1, -0.0, 1e-07, -3.5, 1e20, 0.30000000000000004]
+    values = {
+        "text": 'a "quoted" \\ back\\slash',
+        "empty": "",
+        "none": None,
+        "flags": [True, False],
+        "mixed": [1, 2.5, "x", None],
+        "vector": vector,
+        "vectors": [vector, tuple(vector)],
+        "rows": [{"id": "e1", "embedding": vector, "names": ["a", "b"], "meta": {"n": 3, "w": 0.25}}],
+        "big": 10**18,
+    }
+    clean = store.params(values)
+    assert clean["vector"] == vector and clean["rows"][0]["embedding"] == vector
+    assert _header(clean) == Graph._build_params_header(None, clean)  # type: ignore[arg-type]
+    assert _header(None) == "" and _header({}) == ""
+    with pytest.raises(ValidationError):
+        _header({"not an identifier": 1})
+
+
 def test_params_reject_odd_dict_keys() -> None:
     with pytest.raises(ValidationError):
         store.params(value={"a b": 1})

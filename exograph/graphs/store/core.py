@@ -40,6 +40,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from falkordb import Graph as FalkorGraph
+from falkordb.helpers import stringify_param_value
 
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
@@ -74,6 +75,24 @@ class StoreUnavailable(ServiceUnavailable, TransientError):
 # --- parameters, labels, relation types --------------------------------------------------------
 
 
+class _Floats(list):  # type: ignore[type-arg]
+    """A parameter list of finite floats (an embedding): checked once and written by `_header` at C speed."""
+
+
+def _floats(value: list[Any] | tuple[Any, ...]) -> _Floats | None:
+    """The list as _Floats when every item is a float and all are finite (else None: checked item by item)."""
+    if not value or not all(type(item) is float for item in value):
+        return None
+    try:
+        total = math.fsum(value)
+    except OverflowError:
+        return None
+    return _Floats(value) if math.isfinite(total) else None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _clean(value: Any, path: str) -> Any:
     if value is None or isinstance(value, bool | int):
         return value
@@ -84,11 +103,14 @@ def _clean(value: Any, path: str) -> Any:
     if isinstance(value, str):
         return value.replace("\x00", "")
     if isinstance(value, list | tuple):
+        vector = _floats(value)
+        if vector is not None:
+            return vector
         return [_clean(item, f"{path}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            if not isinstance(key, str) or not _IDENTIFIER.fullmatch(key):
                 raise ValidationError(f"Parameter {path} has an invalid key.", code="invalid_parameter")
             out[key] = _clean(item, f"{path}.{key}")
         return out
@@ -106,6 +128,29 @@ def params(values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[st
     """
     merged = {**(values or {}), **kwargs}
     return {name: _clean(value, name) for name, value in merged.items()}
+
+
+def _render(value: Any) -> str:
+    """One parameter value as falkordb's client writes it (helpers.stringify_param_value), an embedding at C speed:
+    a 384-float vector written item by item through the client's recursion cost more than its FalkorDB write."""
+    if type(value) is _Floats:
+        return "[" + ",".join(map(repr, value)) + "]"
+    if isinstance(value, list):
+        return "[" + ",".join(map(_render, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"`{key}`:{_render(item)}" for key, item in value.items()) + "}"
+    return str(stringify_param_value(value))
+
+
+def _header(clean: dict[str, Any] | None) -> str:
+    """The `CYPHER name=value ...` header falkordb's Graph would build for these cleaned parameters, byte for byte
+    (tests/graphs/test_store.py compares them). Raises ValidationError on a name that is not an identifier."""
+    if not clean:
+        return ""
+    for name in clean:
+        if not _IDENTIFIER.fullmatch(name):
+            raise ValidationError(f"Parameter name {name[:40]!r} is not an identifier.", code="invalid_parameter")
+    return "CYPHER " + "".join(f"`{name}`={_render(value)} " for name, value in clean.items())
 
 
 def label(name: str) -> str:
@@ -248,7 +293,7 @@ def _replica_read(store_name: str, cypher: str, clean: dict[str, Any] | None, ti
     if url is None:
         return None
     try:
-        return client.select_graph(store_name).ro_query(cypher, clean, timeout=timeout)
+        return client.select_graph(store_name).ro_query(_header(clean) + cypher, timeout=timeout)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         logger.info("replica read failed (%s)", type(exc).__name__)
     except redis.ResponseError as exc:
@@ -269,9 +314,9 @@ def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read
                 _moving_check(store_name)
             graph = _graph(store_name)
             if read_only:
-                result = graph.ro_query(cypher, clean, timeout=timeout)
+                result = graph.ro_query(_header(clean) + cypher, timeout=timeout)
             else:
-                result = graph.query(cypher, clean, timeout=timeout)
+                result = graph.query(_header(clean) + cypher, timeout=timeout)
     except (redis.ConnectionError, OSError) as exc:
         raise StoreUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
     except redis.TimeoutError as exc:
