@@ -7,9 +7,9 @@ resulting entity name is judged by the rule below (written independently of the 
 the share that is junk is reported with examples, with the typed share (not CONCEPT) and entities per document.
 
 Junk rule: code = one or two letters and digits ("T16") seen once in its document; caps = 2-5 capitals seen once
-in a document of several passages; fragment = a name mixing lowercase words (other than name connectors) with
-capitalised ones ("film stars Audrey", "Hepburn as Eliza"), or whose lowercase first or last word is a stopword
-(YAKE's English list), a particle or an -ing/-ed form ("beating X"); lowercase = an all-lowercase phrase holding
+in a document of several passages; fragment = a name mixing lowercase words (other than name connectors
+between its capitalised words: of, on, for, and, at, de, von...) with capitalised ones ("film stars Audrey",
+"Hepburn as Eliza"), or whose lowercase first or last word is a stopword (YAKE's English list), a particle or an -ing/-ed form ("beating X"); lowercase = an all-lowercase phrase holding
 a stopword or particle ("trees back").
 
     .venv/bin/python bench/extraction_junk.py [--fixtures DIR] [--data DIR] [--passages N] [--out NAME]
@@ -34,7 +34,12 @@ from bench.retrieval import DEFAULT_DATA, RESULTS  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "files"
 _SKIP = ("oc_", "scan-bad", "password", "aes-256", "invalid", "bug1250079", "simple1", "truncated", "clusterfuzz")
-_CONNECT = {"of", "for", "and", "de", "del", "der", "van", "von", "la", "le", "du", "the", "&", "y", "da", "di"}
+# Lowercase words a capitalised name holds between its capitalised words ("Bank of England", "International
+# Conference on Computational Linguistics", "Frankfurt an der Oder"); first or last they are still fragments.
+_CONNECT = {
+    "of", "on", "for", "and", "at", "upon", "de", "del", "der", "des", "van", "von", "zu", "an", "la", "le", "du",
+    "the", "&", "y", "da", "di", "do", "dos", "das",
+}  # fmt: skip
 _PARTICLES = {"back", "up", "down", "out", "off", "away", "over", "again", "forward", "together", "apart"}
 
 
@@ -107,17 +112,22 @@ def measure(documents: list[tuple[str, list[str]]]) -> dict[str, Any]:
     stop = _stopwords()
     total = typed = 0
     reasons: dict[str, int] = {}
+    per_document: dict[str, str] = {}
     examples: dict[str, list[str]] = {}
     t0 = time.perf_counter()
     for name, texts in documents:
         extraction = document_extract([Chunk(f"{name}:{i}", t) for i, t in enumerate(texts)])
         whole = "\n".join(texts)
+        junk_here = 0
         for entity in extraction.entities:
             total += 1
             typed += entity.type != "CONCEPT"
             if reason := junk_reason(entity.name, whole, len(texts), stop):
                 reasons[reason] = reasons.get(reason, 0) + 1
                 examples.setdefault(reason, []).append(entity.name)
+                junk_here += 1
+        if len(documents) <= 100:  # the fixtures, one by one (not the 2Wiki passages)
+            per_document[name] = f"{junk_here}/{len(extraction.entities)}"
     junk = sum(reasons.values())
     return {
         "documents": len(documents),
@@ -129,6 +139,7 @@ def measure(documents: list[tuple[str, list[str]]]) -> dict[str, Any]:
         "by_reason": reasons,
         "examples": {k: v[:12] for k, v in examples.items()},
         "seconds": round(time.perf_counter() - t0, 1),
+        **({"by_document": per_document} if per_document else {}),
     }
 
 

@@ -17,3 +17,11 @@ def test_junk_rule_classes() -> None:
     assert junk_reason("trees back", "", 1, stop) == "fragment"
     assert junk_reason("musician and author", "", 1, stop) == "lowercase"
     assert junk_reason("Bank of England", "", 1, stop) == "" and junk_reason("trace trees", "", 1, stop) == ""
+
+
+def test_name_connectors_inside_a_capitalised_name_are_not_fragments() -> None:
+    stop = _stopwords()
+    assert junk_reason("Symposium on Maritime Law", "", 1, stop) == ""
+    assert junk_reason("Frankfurt an der Oder", "", 1, stop) == ""
+    assert junk_reason("Council for Coastal Trade", "", 1, stop) == ""
+    assert junk_reason("Lighthouse on", "", 1, stop) == "fragment"  # a connector last is still a fragment
