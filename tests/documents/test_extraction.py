@@ -418,7 +418,7 @@ def test_a_name_stops_at_its_last_capital_and_long_documents_prune_one_off_quant
 def test_without_the_model_the_rules_still_extract(monkeypatch):
     from exograph.documents.extraction import offline
 
-    monkeypatch.setattr(offline, "ner_spans", lambda texts: None)
+    monkeypatch.setattr(offline, "ner_read", lambda texts: None)
     entities = _by_name(document_extract(SAMPLE, extractor=OfflineExtractor()))
     assert entities["Andreas Gal"].type == "PERSON" and entities["Mozilla Corporation"].type == "ORGANIZATION"
 
@@ -470,3 +470,33 @@ def test_the_display_name_drops_a_leading_article_but_a_titles_own() -> None:
     assert set(names) == {"Quarry Guild", "Orchard Lane", "The Glass Harvest"}
     assert "the Quarry Guild" in names["Quarry Guild"].aliases  # the form written stays: provenance
     assert {m.name for m in resolved.mentions} == {"Quarry Guild", "Orchard Lane"}
+
+
+def test_part_of_speech_tags_cut_hedges_sentence_openers_and_clauses() -> None:
+    from exograph.documents.extraction.ner import ner_read, ner_spans
+    from exograph.documents.extraction.offline import _clause
+
+    (spans,) = ner_spans(
+        ["The ferry survey found that about 40% of riders paid at least $2,500 a year. "
+         "Later the Harbour Board approved a new pier for the town."]
+    ) or [[]]  # fmt: skip
+    names = {s.name for s in spans}
+    assert {"40%", "$2,500"} <= names and not any(n.startswith(("about", "at least")) for n in names)
+    assert not any(n.startswith("Later") for n in names)
+    text = (
+        "Storm Odalys struck the eastern shore. Obtaining flood extents from radar helps the ferry timetable planners."
+    )
+    read = ner_read([text])
+    assert _clause("Odalys struck", [text], read)  # a name and a finite verb: a clause
+    assert _clause("Obtaining flood extents", [text], read)  # a verb first
+    assert not _clause("ferry timetable planners", [text], read)
+    assert not _clause("flood extents", [text], read)
+
+
+def test_a_letter_and_digits_code_written_once_is_not_a_name() -> None:
+    text = (
+        "The loop compares Q12 with the bound. When Q12 grows past the bound, the search stops; "
+        "a threshold P7 < score links the pair."
+    )
+    names = {e.name for e in document_extract([C("c1", text)], extractor=OfflineExtractor()).entities}
+    assert "Q12" in names and "P7" not in names

