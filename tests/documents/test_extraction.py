@@ -500,3 +500,13 @@ def test_a_letter_and_digits_code_written_once_is_not_a_name() -> None:
     )
     names = {e.name for e in document_extract([C("c1", text)], extractor=OfflineExtractor()).entities}
     assert "Q12" in names and "P7" not in names
+
+
+def test_a_place_written_with_its_region_keeps_the_pair_as_an_alias_but_a_list_does_not() -> None:
+    text = (
+        "The poet was born in Dayton, Ohio, and later taught in Boston. "
+        "Its crews came from Norway, Denmark, Finland and Estonia."
+    )
+    entities = _by_name(document_extract([C("c1", text)], extractor=OfflineExtractor()))
+    assert "Dayton, Ohio" in entities["Dayton"].aliases and "Ohio" in entities
+    assert not any("," in alias for name in ("Norway", "Denmark", "Finland") for alias in entities[name].aliases)

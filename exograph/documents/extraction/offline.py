@@ -16,6 +16,8 @@ dropped):
      a modal or a pronoun anywhere ("Katrina hit", "DMCA amends section"), or a first or last word that is not
      part of a noun phrase (a verb, adverb, preposition, conjunction...: "Obtaining basic pattern") is a clause.
 
+A place written with the place it lies in ("Frederick, Maryland") is the place, with the pair as its alias.
+
 A code of one capital and digits (spaCy's shapes Xd to Xdddd: "T3", "B897") is a name only when the document
 writes it twice or more: once, it is a variable, a figure label or a table cell.
 """
@@ -358,6 +360,22 @@ def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
     return False
 
 
+_LIST_GOES_ON = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or)\s+)[A-Z]")
+
+
+def _place_in_region(text: str, spans: Sequence[NerSpan]) -> list[tuple[str, str]]:
+    """(place, region) for each place the text writes with the place it lies in ("Frederick, Maryland"): the two
+    stay two nodes (ner._spans_joined), the written pair is the place's alias; a list of places ("Spain,
+    Portugal, Greece", "Spain, Portugal and Greece") is not a pair."""
+    pairs = []
+    for left, right in zip(spans, spans[1:], strict=False):
+        if left.type == right.type == "LOCATION" and text[left.end : right.start] == ", ":
+            before = text[: left.start].rstrip()
+            if not _LIST_GOES_ON.match(text, right.end) and not before.endswith(","):
+                pairs.append((left.name, right.name))
+    return pairs
+
+
 def _sentence_start(span: _Span, doc: Any, at: int) -> _Span | None:
     """A rule-found name that opens its sentence, without the words before it the model's tags say are not part
     of a name (the first word of a sentence is capitalised whatever it is: "Later the Harbour Board" -> "Harbour
@@ -412,6 +430,8 @@ class OfflineExtractor:
                     kind = _entity_type(long_name, "")
                     entities.append(Entity(name=long_name, type=kind, aliases=[match.group(2)]))
             chunk_names: dict[str, str] = {}
+            for place, region in _place_in_region(text, chunk_ner):
+                entities.append(Entity(name=place, type="LOCATION", aliases=[f"{place}, {region}"]))
             for at, sentence in _sentences(text):
                 inside = [
                     NerSpan(found_span.start - at, found_span.end - at, found_span.name, found_span.type)
