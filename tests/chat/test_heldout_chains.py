@@ -187,3 +187,17 @@ def test_a_person_is_named_as_the_evidence_usually_writes_them_not_by_their_full
     ]
     result = extract_answer(question="Which Irish engineer designed the Fenmoor dam?", statements=statements)
     assert result.short == "Odile Brannagh", result  # was "Odile Margarethe Brannagh"
+
+
+def test_who_is_answered_by_a_person_not_a_place_the_ner_takes_for_a_body() -> None:
+    """The small NER model types invented places as bodies ("Portleven", "River Tavy"): a name the sentence defines
+    as a village, written after "off"/"in"/"near", or the question's own name with a common noun is no "who"."""
+    texts = [
+        "Portleven is a village at the mouth of the River Tavy. Its reef was first charted by the surveyor Elin Marsh "
+        "in 1850.",
+        "After a gale in 1848 wrecked two schooners off Gannet Point, the village asked Marsh for a chart that pilots "
+        "could trust.",
+    ]
+    assert (
+        _typed("Who drew the first chart of the reef by the mouth of the Tavy?", texts) == "Elin Marsh"
+    )  # was "River Tavy"

@@ -55,6 +55,8 @@ _NOUN_TYPES: dict[str, frozenset[str]] = {
     )
     for noun in nouns.split()
 }  # fmt: skip
+_SETTLEMENTS = frozenset("city town village hamlet suburb island river county country region".split())
+_GENERIC = _PLACE_NOUNS | frozenset(_NOUN_TYPES) | frozenset("mount saint st port cape bay point".split())
 _NUMBER_NOUNS = frozenset("population number amount total count capacity attendance height length".split())
 # The types a kind of answer takes; a span the NER types otherwise is not of that kind.
 _KIND_TYPES = {
@@ -237,7 +239,17 @@ def _candidates(
             words = [w for w in _NAME_WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
             if all(_stem(w) in asked for w in words):
                 continue
+            if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
+                continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
             typed = _type_of(span, types) if wanted else ""
+            if (
+                kind == "person"
+                and typed == "ORGANIZATION"
+                and re.search(rf"\b(?:in|near|off)\s+{re.escape(span)}", sentence.text)
+            ):
+                typed = "LOCATION"  # "off Skelly Point", "in Tartu": a place the NER took for a body
+            if kind == "person" and typed != "PERSON" and any(_defines(sentence.text, span, n) for n in _SETTLEMENTS):
+                typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
             if kind == "person" and len(span.split()) < 2:
