@@ -237,7 +237,7 @@ def test_merges_report_shows_the_owner_each_documents_forms_free(alice, alice_cl
     assert {"the Harbour Board", "Harbour Board's", "the harbour board"} <= {board["name"], *board["forms"]}
     per_document = {doc["document_id"]: set(doc["forms"]) for doc in board["documents"]}
     assert per_document[first] >= {"the Harbour Board", "Harbour Board's"}
-    assert per_document[second] == {"the harbour board"}
+    assert per_document[second] >= {"the harbour board"}  # as written, beside the name without its article
     assert all(row["name"] != "Ada Penhallow" for row in body["merged"])  # one form: nothing merged
     assert CreditAccount.objects.get(user=alice).balance == balance  # a read of your own graph costs nothing
     assert "RateLimit-Remaining" in response  # counted by the account's rate limit like every API read
