@@ -34,6 +34,7 @@ from typing import Any
 from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_read, pos_tags
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
+from exograph.documents.extraction.verbs import verb_lemma
 
 logger = logging.getLogger(__name__)
 
@@ -73,107 +74,6 @@ _LOCATION_CUES = re.compile(
 _EVENT_CUES = re.compile(r"\b(?:Conference|Symposium|War|Summit|Olympics|Workshop|Festival|Election)\b")
 _ACRONYM_STOP = {"I", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI", "OK", "AM", "PM", "ID", "US"}
 _STOP_PHRASES = {"et al", "e g", "i e"}
-_COMMON_VERBS = {
-    "is": "IS",
-    "are": "IS",
-    "was": "IS",
-    "were": "IS",
-    "has": "HAS",
-    "have": "HAS",
-    "had": "HAS",
-    "uses": "USE",
-    "used": "USE",
-    "use": "USE",
-    "using": "USE",
-    "developed": "DEVELOP",
-    "develops": "DEVELOP",
-    "created": "CREATE",
-    "creates": "CREATE",
-    "founded": "FOUND",
-    "acquired": "ACQUIRE",
-    "acquires": "ACQUIRE",
-    "owns": "OWN",
-    "owned": "OWN",
-    "proposed": "PROPOSE",
-    "proposes": "PROPOSE",
-    "introduced": "INTRODUCE",
-    "introduces": "INTRODUCE",
-    "extends": "EXTEND",
-    "extended": "EXTEND",
-    "describes": "DESCRIBE",
-    "described": "DESCRIBE",
-    "includes": "INCLUDE",
-    "included": "INCLUDE",
-    "contains": "CONTAIN",
-    "contained": "CONTAIN",
-    "requires": "REQUIRE",
-    "required": "REQUIRE",
-    "provides": "PROVIDE",
-    "provided": "PROVIDE",
-    "supports": "SUPPORT",
-    "supported": "SUPPORT",
-    "implements": "IMPLEMENT",
-    "implemented": "IMPLEMENT",
-    "compiles": "COMPILE",
-    "compiled": "COMPILE",
-    "produces": "PRODUCE",
-    "produced": "PRODUCE",
-    "leads": "LEAD",
-    "led": "LEAD",
-    "joined": "JOIN",
-    "joins": "JOIN",
-    "published": "PUBLISH",
-    "wrote": "WRITE",
-    "written": "WRITE",
-    "writes": "WRITE",
-    "built": "BUILD",
-    "builds": "BUILD",
-    "runs": "RUN",
-    "ran": "RUN",
-    "replaced": "REPLACE",
-    "replaces": "REPLACE",
-    "based": "BASE",
-    "outperforms": "OUTPERFORM",
-    "outperformed": "OUTPERFORM",
-    "improves": "IMPROVE",
-    "improved": "IMPROVE",
-    "located": "LOCATE",
-    "born": "BEAR",
-    "married": "MARRY",
-    "won": "WIN",
-    "wins": "WIN",
-    "signed": "SIGN",
-    "signs": "SIGN",
-    "issued": "ISSUE",
-    "issues": "ISSUE",
-    "funded": "FUND",
-    "funds": "FUND",
-    "employs": "EMPLOY",
-    "employed": "EMPLOY",
-    "manages": "MANAGE",
-    "managed": "MANAGE",
-}
-_NOT_VERBS = {"need", "speed", "feed", "seed", "bed", "red", "based", "embedded", "hundred", "indeed"}
-
-
-def _verb_lemma(word: str) -> str | None:
-    lower = word.lower()
-    if lower in _COMMON_VERBS:
-        return _COMMON_VERBS[lower]
-    if not word.isalpha() or not word.islower() or len(word) < 5 or lower in _NOT_VERBS:
-        return None
-    if lower.endswith("ied"):
-        return (lower[:-3] + "y").upper()
-    if lower.endswith("ed"):
-        stem = lower[:-2]
-        if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "ls":
-            stem = stem[:-1]
-        elif stem.endswith(("at", "iz", "ur", "uc", "ov", "iv", "ag", "ud")):
-            stem += "e"
-        return stem.upper()
-    if lower.endswith("izes") or lower.endswith("ates"):
-        return lower[:-1].upper()
-    return None
 
 
 def _clean_span(span: str) -> str:
@@ -282,14 +182,14 @@ def _between_verb(text: str) -> tuple[str, bool] | None:
     if not words or len(words) > 8:
         return None
     for index, word in enumerate(words):
-        lemma = _verb_lemma(word)
+        lemma = verb_lemma(word)
         if lemma is None:
             continue
         rest = [w.lower() for w in words[index + 1 :]]
         if lemma == "IS" and rest[:1] in (["a"], ["an"], ["the"]):
             return "IS_A", False
-        if lemma == "IS" and rest[:1] and _verb_lemma(rest[0]) not in (None, "IS"):
-            lemma = _verb_lemma(rest[0]) or lemma
+        if lemma == "IS" and rest[:1] and verb_lemma(rest[0]) not in (None, "IS"):
+            lemma = verb_lemma(rest[0]) or lemma
             rest = rest[1:]
         passive = "by" in rest[:2]
         return lemma, passive
@@ -310,7 +210,7 @@ _VERB_WORDS = frozenset("made makes stars starred starring born known became bec
 
 def _verb_form(word: str) -> bool:
     lower = word.casefold()
-    return lower in _VERB_WORDS or bool(_verb_lemma(word)) or (len(lower) > 5 and lower.endswith("ing"))
+    return lower in _VERB_WORDS or bool(verb_lemma(word)) or (len(lower) > 5 and lower.endswith("ing"))
 
 
 def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
@@ -501,7 +401,7 @@ class OfflineExtractor:
             words = phrase.split()
             if len(words) < 2 or sum(ch.isalpha() for ch in phrase) < 4:
                 continue  # single words are too vague; names and acronyms are found by the patterns
-            if any(_verb_lemma(word) for word in words):
+            if any(verb_lemma(word) for word in words):
                 continue  # "Gal designed": a clause fragment, not a concept
             phrases.append(phrase)
         return phrases
