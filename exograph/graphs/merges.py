@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from exograph.accounts.models import User
-from exograph.core.errors import PermissionDenied, ValidationError
+from exograph.core.errors import PermissionDenied
 from exograph.graphs import store
 from exograph.graphs.models import Graph
 from exograph.graphs.selectors import graph_get_for_user
+from exograph.graphs.selectors.search import _check_n_results
 
 MAX_REPORT = 500
 MAX_REPORT_OFFSET = 100_000
@@ -75,13 +76,8 @@ def graph_merges_for_owner(*, user: User, graph_id: str, limit: int = REPORT_LIM
     with graph_id, graph_name, limit and offset. A graph the user cannot read is NotFound (as every graph read);
     a world-scope graph of another account, or the World Graph, is PermissionDenied: its merges join other
     accounts' documents. Raises ValidationError (limit or offset out of range), 503 (the store is down)."""
-    for name, value, low, high in (("limit", limit, 1, MAX_REPORT), ("offset", offset, 0, MAX_REPORT_OFFSET)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValidationError(
-                f"{name} must be between {low} and {high}; got {value!r}.",
-                code=f"invalid_{name}",
-                hint=f"Send {name} from {low} to {high}.",
-            )
+    limit = _check_n_results(limit, name="limit", maximum=MAX_REPORT)
+    offset = _check_n_results(offset, name="offset", minimum=0, maximum=MAX_REPORT_OFFSET)
     graph = graph_get_for_user(user=user, graph_id=graph_id)
     if graph.owner_id != user.pk:
         raise PermissionDenied(

@@ -30,12 +30,13 @@ def _check_query(query: str) -> str:
     return text
 
 
-def _check_n_results(n_results: int, *, name: str = "n_results", maximum: int = MAX_N_RESULTS) -> int:
-    if isinstance(n_results, bool) or not isinstance(n_results, int) or not 1 <= n_results <= maximum:
+def _check_n_results(n_results: int, *, name: str = "n_results", maximum: int = MAX_N_RESULTS, minimum: int = 1) -> int:
+    """A whole number from minimum to maximum. Raises ValidationError (invalid_<name>) naming the range."""
+    if isinstance(n_results, bool) or not isinstance(n_results, int) or not minimum <= n_results <= maximum:
         raise ValidationError(
-            f"{name} must be between 1 and {maximum}; got {n_results!r}.",
+            f"{name} must be between {minimum} and {maximum}; got {n_results!r}.",
             code=f"invalid_{name}",
-            hint=f"Send {name} from 1 to {maximum}.",
+            hint=f"Send {name} from {minimum} to {maximum}.",
         )
     return n_results
 
