@@ -131,7 +131,20 @@ def _holder_dead(holder: str) -> bool:
         return True
     except PermissionError:
         return False
-    return False
+    return _zombie(int(pid))
+
+
+def _zombie(pid: int) -> bool:
+    """True when the process has exited and waits to be reaped (Linux's /proc state Z or X). A worker's pool child
+    killed with its parent stays a zombie until PID 1 reaps it (a second or more in a container whose PID 1 is no
+    init), and signal 0 still reaches it: its lease would look held by a live runner, and a redelivered stage
+    message would be dropped as a duplicate."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in (b"Z", b"X")
 
 
 @dataclass
