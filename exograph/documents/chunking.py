@@ -30,10 +30,25 @@ _NO_SPACE_CHAR = re.compile(
 class _Unit:
     text: str
     glued: bool  # no space before it in the source text
+    paragraph: bool = False  # the first word of a paragraph: a blank line before it in the chunk's text
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def _units(text: str) -> list[_Unit]:
-    """Words, with every CJK character split out as a unit of its own (glued to its neighbours)."""
+    """Words, with every CJK character split out as a unit of its own (glued to its neighbours); the first word of
+    each paragraph (after a blank line) is marked, so a title or a caption is never glued to the sentence after it."""
+    units: list[_Unit] = []
+    for paragraph in _PARAGRAPH_BREAK.split(text):
+        first = len(units)
+        units.extend(_paragraph_units(paragraph))
+        if first and len(units) > first:
+            units[first] = _Unit(units[first].text, False, paragraph=True)
+    return units
+
+
+def _paragraph_units(text: str) -> list[_Unit]:
     units: list[_Unit] = []
     for word in text.split():
         if not _NO_SPACE_CHAR.search(word):
@@ -55,7 +70,12 @@ def _units(text: str) -> list[_Unit]:
 
 
 def _join(units: Sequence[_Unit]) -> str:
-    return "".join(("" if index == 0 or unit.glued else " ") + unit.text for index, unit in enumerate(units))
+    """The units as text: a blank line before a paragraph's first word, a space before other words, nothing before a
+    glued character."""
+    return "".join(
+        ("" if index == 0 or unit.glued else "\n\n" if unit.paragraph else " ") + unit.text
+        for index, unit in enumerate(units)
+    )
 
 
 @dataclass(frozen=True)
@@ -135,8 +155,8 @@ def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, 
                 yield page, heading, words
             key, page, heading, words = block_key, block.page, ("" if block.kind == "page" else block.heading), []
         units = _units(block.text)
-        if words and units:
-            units[0] = _Unit(units[0].text, False)
+        if words and units:  # a block of the same section is a paragraph of its own
+            units[0] = _Unit(units[0].text, False, paragraph=True)
         words.extend(units)
     if words:
         yield page, heading, words

@@ -88,3 +88,31 @@ def test_prose_windows_are_unchanged_by_counting():
         document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40, count_tokens=token_counter()
     )
     assert [c.id for c in counted] == [c.id for c in plain] and len(plain) > 2
+
+
+def test_paragraphs_stay_apart_so_a_title_never_opens_the_next_sentence():
+    # A plain-text upload: a title line, then two paragraphs (one block each), and a blank line inside a block.
+    blocks = [
+        Block(text="Field notes, winter issue", page=None),
+        Block(text="The old mill on the river was rebuilt in 1902. It was designed by Mara Quint.", page=None),
+        Block(text="The bakery opened in 1950.\n\nA second shop followed in 1961.", page=None),
+    ]
+    (chunk,) = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=20)
+    assert chunk.text.split("\n\n") == [
+        "Field notes, winter issue",
+        "The old mill on the river was rebuilt in 1902. It was designed by Mara Quint.",
+        "The bakery opened in 1950.",
+        "A second shop followed in 1961.",
+    ]
+    # the reader's sentences: the title is left out, not glued to "The old mill ..."
+    from exograph.core.llm.extractive_text import whole_sentences
+
+    assert whole_sentences(chunk.text)[0] == "The old mill on the river was rebuilt in 1902."
+
+
+def test_a_paragraph_break_inside_a_window_of_a_long_section_is_kept_in_every_window_holding_it():
+    words = " ".join(f"w{i}" for i in range(150))
+    blocks = [Block(text=words, page=None), Block(text="Closing remark here.", page=None)]
+    chunks = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=130, overlap_tokens=26)
+    assert chunks[-1].text.endswith("w149\n\nClosing remark here.")
+    assert all(" \n" not in c.text and "\n " not in c.text for c in chunks)

@@ -156,7 +156,7 @@ def test_markdown_headings_become_the_chunks_section_headings(alice_client, fund
     assert document_stage_parse(document_id=document_id)
     chunks = list(DocumentChunk.objects.filter(document_id=document_id).order_by("ordinal"))
     assert [c.heading for c in chunks] == ["Acme Robotics", "Acme Robotics › Products"]
-    assert chunks[1].text.startswith("Products Acme Robotics builds the Rover X1")
+    assert chunks[1].text.startswith("Products\n\nAcme Robotics builds the Rover X1")  # a heading is its own paragraph
     assert "#" not in chunks[0].text
 
 
