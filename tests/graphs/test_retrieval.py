@@ -377,3 +377,109 @@ def test_name_links_tie_a_short_name_to_the_longer_names_that_contain_it(monkeyp
     assert ("n:hepburn", "n:katharine hepburn", 1.0) in named
     assert ("n:audrey", "n:audrey hepburn", 2.0) in named
     assert not any(short == "n:of the" or short == "n:burn" for short, _, _ in named)  # stopwords; a word part
+
+
+def test_fact_matching_seeds_the_name_a_question_describes_by_its_link(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Query-to-fact matching: the question names the singer and asks for her husband; her passage names five
+    people, and the other four's passages look more like the question than her husband's does. The fact
+    "Mira Castell married Tomas Vennard" matches "husband of Mira Castell" (other words than the fact's), seeds
+    Tomas Vennard, and his passage ranks above the other four; without the fact match it does not."""
+    from exograph.graphs.retrieval import facts, graph_mode
+
+    graph = graph_create(actor=alice, name="Singers", scope=Scope.PRIVATE)
+    people = ["Hollis Brandt", "Petra Lune", "Anselm Grove", "Dario Fenn"]
+    singer = write_doc(
+        graph,
+        alice,
+        texts=[
+            "Mira Castell, a soprano, married Tomas Vennard in 1950; she toured with Hollis Brandt, Petra Lune, "
+            "Anselm Grove and Dario Fenn."
+        ],
+        entities=[("Mira Castell", "person", ""), ("Tomas Vennard", "person", "")]
+        + [(name, "person", "") for name in people],
+        relations=[("Mira Castell", "MARRIED", "Tomas Vennard")]
+        + [("Mira Castell", "RELATED_TO", name) for name in people],
+    )
+    husband = write_doc(
+        graph,
+        alice,
+        texts=["Tomas Vennard grew up by the docks of Kellhaven, where his parents kept a bakery."],
+        entities=[("Tomas Vennard", "person", ""), ("Kellhaven", "location", "")],
+    )
+    others = [
+        write_doc(
+            graph,
+            alice,
+            texts=[f"{name} was born in Ostrava to a family of singers, and married young there."],
+            entities=[(name, "person", ""), ("Ostrava", "location", "")],
+        )
+        for name in people
+    ]
+    question = "Where was the husband of Mira Castell born?"
+    vector = [float(x) for x in get_embedder().embed_one(question)]
+
+    def above_the_others() -> bool:
+        result = retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=10)
+        ranked = [item.document_id for item in result.items if item.kind == "passage"]
+        return husband in ranked and all(other not in ranked[: ranked.index(husband)] for other in others)
+
+    monkeypatch.setattr(facts, "FACT_MATCH", 1)
+    seeds = facts.fact_seeds(graph.store_name, chunk_ids=[f"{singer}:0"], vector=vector, embedder=get_embedder())
+    assert set(seeds) == {"mira castell", "tomas vennard"}  # the best fact of five the singer's passage holds
+    monkeypatch.setattr(facts, "FACT_MATCH", 5)
+    monkeypatch.setattr(graph_mode, "FACT_MATCH", 5)
+    assert above_the_others()
+    monkeypatch.setattr(facts, "FACT_MATCH", 0)
+    monkeypatch.setattr(graph_mode, "FACT_MATCH", 0)
+    assert not above_the_others()
+
+
+def test_fact_text_reads_a_relation_as_words() -> None:
+    from exograph.graphs.retrieval.facts import fact_text
+
+    assert fact_text("Acme Corporation", "ACQUIRE", "Borealis Labs") == "Acme Corporation acquire Borealis Labs"
+    assert fact_text("Acme Corporation", "RELATED_TO", "Oslo") == "Acme Corporation Oslo"
+    assert fact_text("Kadal", "DIRECTED_BY", "Ravi") == "Kadal directed by Ravi"
+
+
+def test_synonym_edges_reach_the_passage_that_writes_the_other_name(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Synonym edges: the question writes "USSR", the poet's passage "the Soviet Union" (no alias ties them, their
+    entity embeddings lie close); passages that look more like the question name no one. The seed's synonym
+    brings the poet's passage into the first three; without synonym edges it is not there."""
+    from exograph.graphs.retrieval import graph_mode, synonyms
+
+    graph = graph_create(actor=alice, name="Synonyms", scope=Scope.PRIVATE)
+    write_doc(
+        graph,
+        alice,
+        texts=["The USSR signed a grain agreement with Canada in 1963."],
+        entities=[("USSR", "location", ""), ("Canada", "location", "")],
+    )
+    poet = write_doc(
+        graph,
+        alice,
+        texts=["Joseph Brodsky left the Soviet Union for Vienna in June, then taught in Michigan."],
+        entities=[("Joseph Brodsky", "person", ""), ("Soviet Union", "location", ""), ("Vienna", "location", "")],
+    )
+    for n in range(12):
+        write_doc(
+            graph,
+            alice,
+            texts=[f"Poet number {n} was expelled in 1972 from a country and wrote poems in exile."],
+            entities=[],
+        )
+    question = "Which poet was expelled from the USSR in 1972?"
+    found = synonyms.synonym_names(graph.store_name, {"ussr": [entity_id_for("USSR", "location")]})
+    assert found == []  # off
+    monkeypatch.setattr(synonyms, "SYNONYM_K", 5)
+    found = synonyms.synonym_names(graph.store_name, {"ussr": [entity_id_for("USSR", "location")]})
+    assert [(key, other) for key, other, _ in found] == [("ussr", "soviet union")]  # not Canada, Vienna...
+
+    def top3() -> list[str]:
+        result = retrieve(actor=alice, graphs=[graph], question=question, mode="graph", top_k=3)
+        return [item.document_id for item in result.items if item.kind == "passage"][:3]
+
+    monkeypatch.setattr(graph_mode, "SYNONYM_K", 5)
+    assert poet in top3()
+    monkeypatch.setattr(graph_mode, "SYNONYM_K", 0)
+    assert poet not in top3()

@@ -9,15 +9,20 @@ from collections.abc import Callable
 import numpy as np
 
 from exograph.graphs import store
+from exograph.graphs.embeddings import Embedder
+from exograph.graphs.retrieval.facts import fact_seeds
 from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
 from exograph.graphs.retrieval.paths import relation_from_row, search_pool
 from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
+from exograph.graphs.retrieval.synonyms import synonym_names
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
     ENTITY_VECTOR_MIN,
     ENTITY_VECTOR_NAMES,
     ENTITY_VECTOR_SHARE,
     FACT_ENTITIES,
+    FACT_MATCH,
+    FACT_MATCH_SHARE,
     MAX_NGRAM,
     MAX_RING_NAMES,
     NAME_LINK,
@@ -28,6 +33,8 @@ from exograph.graphs.retrieval.types import (
     PPR_TITLE_LINK,
     SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
+    SYNONYM_EDGE,
+    SYNONYM_K,
     WALK_CAP,
     GraphRead,
 )
@@ -39,7 +46,12 @@ _WORDS = re.compile(r"[^\W_]+")
 
 
 def graph_rank(
-    *, read: GraphRead, question: str, dense: list[tuple[str, float]], vector: list[float] | None = None
+    *,
+    read: GraphRead,
+    question: str,
+    dense: list[tuple[str, float]],
+    vector: list[float] | None = None,
+    embedder: Embedder | None = None,
 ) -> None:
     """Mode graph for one graph (HippoRAG-style): link the names the question spells out to entity names, pull
     the bounded subgraph of passages and names around them and around the top dense passages, rank it by
@@ -50,7 +62,9 @@ def graph_rank(
     passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
     specificity (1/passages naming it), and a share to the dense hits by similarity. With `vector` (the question's
     embedding) and ENTITY_VECTOR_NAMES, the names whose entity embeddings lie nearest the question take a share
-    too (vector_names): a question that describes a thing in other words than its name still seeds it."""
+    too (vector_names): a question that describes a thing in other words than its name still seeds it. With
+    `embedder` too and FACT_MATCH, the ends of the subgraph's relations whose text best matches the question take
+    FACT_MATCH_SHARE (facts.fact_seeds): a question that describes the link seeds the names it joins."""
     store_name = read.graph.store_name
     pending_similar = (
         search_pool().submit(vector_names, store_name, vector) if vector is not None and ENTITY_VECTOR_NAMES else None
@@ -72,9 +86,18 @@ def graph_rank(
     aliases = [name for key, linked in found.items() if key in keys and key not in names for name in linked]
     seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
     similar = {k: score for k, score in similar.items() if k in names}
+    synonyms = synonym_names(store_name, {k: names[k][2] for k in seeds}) if SYNONYM_K else []
+    if synonyms:  # the synonyms' own passages join the subgraph, as the seeds' do
+        fresh = [o for _, o, _ in synonyms if o not in names]
+        names.update(store.store_name_chunks(store_name, keys=fresh, per_name=PER_ENTITY_CHUNKS))
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in [*seeds, *similar] for c in names[k][0])]))
     pending_texts = search_pool().submit(store.store_chunks, store_name, ring)  # overlaps the mentions read
+    pending_facts = (
+        search_pool().submit(fact_seeds, store_name, chunk_ids=ring, vector=vector, embedder=embedder)
+        if vector is not None and embedder is not None and FACT_MATCH
+        else None
+    )
     mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
     texts = pending_texts.result()
     written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
@@ -93,6 +116,8 @@ def graph_rank(
     frequency = {key: max(1, total) for key, (_cids, total, _eids) in names.items()}
     for _, key in pairs:
         frequency.setdefault(key, 1)
+    matched = pending_facts.result() if pending_facts is not None else {}
+    matched = {key: score for key, score in matched.items() if key in frequency}  # a node of the subgraph
     nodes: dict[str, int] = {}
 
     def node(key: str) -> int:
@@ -112,6 +137,11 @@ def graph_rank(
         targets = [other for other in titled.get(key, ()) if titles[other][0] != document_id]
         for other in targets:
             edges.append((node("c:" + cid), node("c:" + other), PPR_TITLE_LINK / len(targets)))
+    edges.extend(
+        (node("n:" + key), node("n:" + other), SYNONYM_EDGE * similarity)
+        for key, other, similarity in synonyms
+        if other in names
+    )
     if NAME_LINK > 0:
         edges.extend(name_links([key[2:] for key in nodes if key.startswith("n:")], node))
     for cid, _ in dense_hits:
@@ -121,10 +151,17 @@ def graph_rank(
     specificity = {k: (SEED_NAME_BOOST if k in written_names else 1.0) / frequency[k] for k in seeds}
     entity_mass = sum(specificity.values()) or 1.0
     passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
-    passage_share = PPR_PASSAGE_SHARE if seeds else 1.0
+    passage_share = PPR_PASSAGE_SHARE if seeds or matched else 1.0
     similar_share = ENTITY_VECTOR_SHARE if similar else 0.0
+    fact_share = FACT_MATCH_SHARE if matched else 0.0
+    if not seeds:  # the facts take what the linked names would have
+        fact_share = 1.0 - passage_share - similar_share if matched else 0.0
     for key in seeds:
-        reset[node("n:" + key)] += (1.0 - passage_share - similar_share) * specificity[key] / entity_mass
+        reset[node("n:" + key)] += (1.0 - passage_share - similar_share - fact_share) * specificity[key] / entity_mass
+    fact_weight = {key: score / frequency[key] for key, score in matched.items()}
+    fact_mass = sum(fact_weight.values()) or 1.0
+    for key, weight in fact_weight.items():
+        reset[node("n:" + key)] += fact_share * weight / fact_mass
     for cid, score in dense_hits:
         reset[nodes["c:" + cid]] += passage_share * max(score, 0.0) / passage_mass
     similar_weight = {k: score / frequency[k] for k, score in similar.items()}

@@ -63,9 +63,8 @@ def retrieve(
             dense = store.store_chunk_vector_hits(
                 graph.store_name, vector=vector, k=PPR_PASSAGE_SEEDS, vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH
             )
-            graph_rank(
-                read=read, question=text, dense=dense, vector=vector
-            )  # PPR decides how far it reaches; hops bound hybrid's walk
+            # PPR decides how far it reaches; hops bound hybrid's walk
+            graph_rank(read=read, question=text, dense=dense, vector=vector, embedder=embedder)
         else:
             read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
             if checked_mode == "hybrid":

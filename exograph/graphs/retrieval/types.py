@@ -57,6 +57,20 @@ SEED_NAME_BOOST = 1.0
 # Name-to-name links in the subgraph: a name is tied to the longer names that contain it as a run of whole words
 # ("Hepburn" -> "Audrey Hepburn"), this weight shared among them (0: off), as a reader resolves a short mention.
 NAME_LINK = 0.0
+# Query-to-fact matching (retrieval/facts.py, HippoRAG 2's recognition step): the relations among the subgraph's
+# first passages (up to FACT_MATCH_POOL) embedded as "subject predicate object" and scored against the question;
+# the ends of the FACT_MATCH best, at FACT_MATCH_MIN cosine or more, seeded with FACT_MATCH_SHARE of the reset
+# mass, each by its best fact's similarity over the passages naming it (0 facts: off).
+FACT_MATCH = 0
+FACT_MATCH_POOL = 256
+FACT_MATCH_MIN = 0.3
+FACT_MATCH_SHARE = 0.3
+# Synonym edges (retrieval/synonyms.py, HippoRAG 2's synonymy edges around the seeds): each seed is tied to the
+# SYNONYM_K names whose entity embeddings lie nearest its own, at SYNONYM_MIN cosine or more, with weight
+# SYNONYM_EDGE x cosine (0 names: off).
+SYNONYM_K = 0
+SYNONYM_MIN = 0.8
+SYNONYM_EDGE = 1.0
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 

@@ -61,6 +61,7 @@ from exograph.graphs.store.reads import (  # noqa: F401
 )
 from exograph.graphs.store.retrieve import (  # noqa: F401
     store_alias_names,
+    store_chunk_facts,
     store_chunk_mention_names,
     store_chunk_text_hits,
     store_chunk_titles,
@@ -68,6 +69,7 @@ from exograph.graphs.store.retrieve import (  # noqa: F401
     store_chunks,
     store_entity_degrees,
     store_entity_key_hits,
+    store_entity_neighbours,
     store_name_chunks,
     store_relations_among,
     store_walk_hop,

@@ -10,7 +10,7 @@ from typing import Any
 
 from exograph.graphs.store import cjk
 from exograph.graphs.store.core import ro_query
-from exograph.graphs.store.reads import ALIAS_HITS, STRUCTURAL
+from exograph.graphs.store.reads import ALIAS_HITS, STRUCTURAL, _vector_query
 
 # --- retrieval (graphs/retrieval/): passages directly, entity linking, typed walk, PPR subgraph --
 
@@ -208,6 +208,41 @@ def store_relations_among(store_name: str, *, ids: Sequence[str], limit: int) ->
         {"ids": list(ids), "structural": STRUCTURAL, "limit": limit},
     )
     return [_relation_row(r) for r in rows]
+
+
+def store_chunk_facts(store_name: str, *, chunk_ids: Sequence[str], limit: int) -> list[tuple[str, str, str, str, str]]:
+    """The typed relations between two entities that one of the given chunks mentions, the chunks taken in order,
+    each relation once, at most limit: (subject key, subject name, relation type, object name, object key), keys
+    normalised names. Matched end to end per chunk: a hub's other edges are never expanded."""
+    if not chunk_ids or limit <= 0:
+        return []
+    rows = ro_query(
+        store_name,
+        "UNWIND $chunks AS p WITH p[0] AS at, p[1] AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+        "WITH at, collect(e) AS ns UNWIND ns AS a UNWIND ns AS b WITH at, a, b WHERE a <> b MATCH (a)-[r]->(b) "
+        "WHERE NOT type(r) IN $structural WITH a, r, b, min(at) AS first "
+        "RETURN a.normalized_name, a.name, type(r), b.name, b.normalized_name "
+        "ORDER BY first, r.count DESC, a.normalized_name, b.normalized_name LIMIT $limit",
+        {"chunks": [[i, cid] for i, cid in enumerate(chunk_ids)], "structural": STRUCTURAL, "limit": limit},
+    )
+    return [(r[0] or "", r[1] or "", r[2] or "", r[3] or "", r[4] or "") for r in rows if r[0] and r[4]]
+
+
+def store_entity_neighbours(store_name: str, *, ids: Sequence[str], k: int) -> list[tuple[str, str, float]]:
+    """(entity id, normalised name of another entity, cosine) for the k entity vectors nearest each given entity's
+    current vectors (a vector of a document the other entity no longer has does not count)."""
+    if not ids or k <= 0:
+        return []
+    rows = _vector_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) UNWIND coalesce(e.doc_vkeys, [e.id]) AS vkey "
+        "MATCH (v:EntityVector {key: vkey}) "
+        "CALL db.idx.vector.queryNodes('EntityVector', 'embedding', $k, v.embedding) YIELD node, score "
+        "MATCH (o:Entity {id: node.entity_id}) WHERE o.id <> eid AND node.key IN coalesce(o.doc_vkeys, [o.id]) "
+        "RETURN eid, o.normalized_name, min(score)",
+        {"ids": list(ids), "k": k + 1},
+    )
+    return [(r[0], r[1] or "", 1.0 - float(r[2])) for r in rows]
 
 
 def store_chunk_mention_names(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
