@@ -62,7 +62,8 @@ def _evidence_block(items: list[dict[str, Any]], budget: int) -> str:
     passages = [item for item in items if item.get("kind") not in ("fact", "relation", "entity")]
     for item in [*facts, *passages]:
         where = item.get("source") or item.get("url") or item.get("graph_id") or ""
-        line = f"[{item['n']}] ({item['origin']}, {item['kind']}{', ' + where if where else ''}) {item['text']}"
+        text = " ".join(str(item["text"]).split())  # one line an item: a passage's paragraph breaks become spaces
+        line = f"[{item['n']}] ({item['origin']}, {item['kind']}{', ' + where if where else ''}) {text}"
         cost = token_count(line)
         if used + cost > budget:
             break

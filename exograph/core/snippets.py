@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 
 SNIPPET = 300
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 
 def snippet(text: str, query: str, *, limit: int = SNIPPET) -> str:
-    """At most `limit` characters of text, around the first query word it contains."""
-    text = " ".join((text or "").split())
+    """At most `limit` characters of text, around the first query word it contains. Whitespace is collapsed within
+    a paragraph; a blank line between paragraphs is kept (a title line is not glued to the sentence after it)."""
+    text = "\n\n".join(" ".join(part.split()) for part in _PARAGRAPH_BREAK.split(text or "") if part.strip())
     if len(text) <= limit:
         return text
     start = 0
