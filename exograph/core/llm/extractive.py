@@ -93,6 +93,7 @@ class Extracted:
     relevance: float = 0.0
     chain: list[int] = field(default_factory=list)
     confidence: float = 1.0  # how sure the short answer is (0.5..1): its lead over the next candidate
+    fit: float = 0.0  # how well the short answer's sentence and type fit the question (its candidate score)
     sentences: list[tuple[int, str]] = field(default_factory=list)  # the cited whole sentences, (n, text)
 
 
@@ -204,6 +205,7 @@ def extract_answer(
         chain = None
     short = ""
     margin = 1.0
+    fit = relevance
     support: list[_Sentence]
     if either is not None:
         short, support = either
@@ -222,6 +224,7 @@ def extract_answer(
             spans = _candidates(ranked, question, kind, fill=fill if entity_types else None)
             if spans:
                 short, where = spans[0][1], spans[0][2]
+                fit = spans[0][0]
                 margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)
                 support = [where] + [s for s in ranked[:1] if s is not where]
     short = _common_name(short, sentences, kind) if short else short
@@ -248,6 +251,7 @@ def extract_answer(
         chain=[s.n for s in support[:2]] if chain is not None else [],
         # A short answer with a close runner-up is a guess: half sure at no margin, sure from CONFIDENT_MARGIN.
         confidence=round(min(1.0, 0.5 + 0.5 * margin / CONFIDENT_MARGIN), 3),
+        fit=round(fit, 3),
         sentences=[(s.n, s.text) for s in support],
     )
 

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_spans import Fill, _candidates, _defines, _spans, asked_noun, head_noun
+from exograph.core.llm.extractive_spans import (
+    Fill,
+    _candidates,
+    _defines,
+    _objects,
+    _spans,
+    asked_noun,
+    asked_object,
+    head_noun,
+)
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
     _RELATIVE,
     _WH,
     _WORD,
+    _all_stems,
     _families,
     _found,
     _Sentence,
@@ -53,6 +63,8 @@ def _follow_chain(
     question_families = _families(question)
     antecedent = _antecedent(question)
     described = head_noun(question)
+    verb = asked_object(question) if kind == "name" else ""
+    asked = _all_stems(question)
     best: tuple[float, str, list[_Sentence]] | None = None
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     for rank, first in enumerate(ranked[:3]):
@@ -83,8 +95,8 @@ def _follow_chain(
                 if not strict and not _is_antecedent(bridge, first.text, antecedent):
                     continue
                 spans = _candidates([second], question, kind, exclude=[bridge, *asked_names], fill=fill)
-                if not spans:
-                    continue
+                if not spans or (verb and spans[0][1] not in _objects(second.text, verb, asked)):
+                    continue  # "... secured what": the far end is what the second link says was secured
                 total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score
                 if strict and (best is None or total > best[0]):
                     best = (total, spans[0][1], [second, first])

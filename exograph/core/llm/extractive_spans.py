@@ -70,6 +70,7 @@ TYPE_MISMATCH = 0.3  # a span the NER gives another type loses this
 DEFINED = 0.15  # a span a sentence defines as the asked noun ("X was an American actor") gains this
 ROLE_OTHER = 0.1  # a span a sentence names by another role than the asked noun ("the novelist X") loses this
 DEEPER_SENTENCES = 10  # how far down the ranking a name of the asked type is sought when the best hold none
+SAID = 0.15  # a common-noun phrase the evidence writes where the question asks (after its verb, defined as its noun)
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
@@ -223,6 +224,8 @@ def _candidates(
     durational = re.search(r"\bhow (?:old|long)\b", question.casefold())
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
+    verb = asked_object(question) if kind == "name" else ""
+    named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
 
@@ -230,6 +233,12 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind)
+        said = set()
+        if kind == "name":
+            # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
+            # it defines as the asked noun ("Drifting is a driving technique" for "what technique")
+            said = {*(_objects(sentence.text, verb, asked) if verb else []), *_subjects(sentence.text, described)}
+            spans = spans + [p for p in said if p.casefold() not in {x.casefold() for x in spans}]
         if wanted and kind not in ("number", "date"):
             extra = [name for name, t in types.items() if t in wanted]
             spans = spans + [
@@ -239,6 +248,8 @@ def _candidates(
             words = [w for w in _NAME_WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
             if all(_stem(w) in asked for w in words):
                 continue
+            if any(len(n) > 1 and n[0] == words[0] and n[-1] == words[-1] for n in named):
+                continue  # "Giuseppe Edoardo Arimondi" for the question's "Giuseppe Arimondi": its subject, not an answer
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
             typed = _type_of(span, types) if wanted else ""
@@ -281,6 +292,8 @@ def _candidates(
                     bonus += DEFINED  # "the actor Declan Ormsby" for "which actor"
                 elif role:
                     bonus -= ROLE_OTHER  # "the novelist Ida Warne" is not the actor asked for
+            if span in said:
+                bonus += SAID
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus
             key = span.casefold()
             if key in found:  # named by several good sentences
@@ -296,6 +309,64 @@ def _candidates(
         for rank, sentence in enumerate(deeper, start=CANDIDATE_SENTENCES):
             read(rank, sentence, True)
     return sorted(found.values(), key=lambda t: -t[0])
+
+
+_PHRASE_END = frozenset(
+    "of in on at for from by with to and or but as than that which who whom whose where when while after before "
+    "during under over into since until is was are were be been has have had".split()
+)
+
+
+def asked_object(question: str) -> str:
+    """The verb a question asks the object of ("... secured what for Ethiopia?" -> secured), lower case; "" when
+    the question's "what" names a noun ("what county") or follows no verb."""
+    match = re.search(r"\b([a-z]{4,})\s+what\b(?:\s+([\w'’-]+))?", question)
+    if match is None or match.group(1) in _NOT_NOUN or match.group(1) in _STOP:
+        return ""
+    after = (match.group(2) or "").casefold()
+    if after and after not in _NOT_NOUN:
+        return ""  # "won what award": the noun types the answer
+    return match.group(1)
+
+
+def _objects(sentence: str, verb: str, asked: frozenset[str] | set[str]) -> list[str]:
+    """What sentence writes after the question's verb (its stem), up to four words to a preposition or a stop,
+    the article and the words the question already names left out ("secured Ethiopian sovereignty." ->
+    "sovereignty" for "secured what for Ethiopia")."""
+    stem = _stem(verb)
+    tokens = re.findall(r"[\w'’-]+|[^\w\s]", sentence)
+    out: list[str] = []
+    for index, token in enumerate(tokens):
+        if _stem(token) != stem:
+            continue
+        phrase: list[str] = []
+        for word in tokens[index + 1 : index + 8]:
+            low = word.casefold()
+            if not re.match(r"[\w'’-]+$", word) or (phrase and low in _PHRASE_END) or len(phrase) >= 4:
+                break
+            if not phrase and (low in _ARTICLES or low in _PHRASE_END or _stem(low) in asked):
+                continue
+            phrase.append(word)
+        while phrase and (phrase[-1].casefold() in _ARTICLES or phrase[-1].casefold() in _STOP):
+            phrase.pop()
+        if phrase:
+            out.append(" ".join(phrase))
+    return out
+
+
+def _subjects(sentence: str, noun: str) -> list[str]:
+    """The subject a sentence defines as the asked noun, lower case or opening the sentence ("Drifting is a
+    driving technique ..." -> Drifting for "what technique"); at most four words."""
+    match = re.match(r"([\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+(?:is|was|are|were)\s+(?:an?|the)\s", sentence)
+    if match is None or not noun:
+        return []
+    subject = match.group(1)
+    if subject.casefold().split()[0] in _OPENERS_LOW:
+        return []
+    return [subject] if _defines(sentence, subject, noun) else []
+
+
+_OPENERS_LOW = frozenset("it he she they this that these those there its his her their one".split())
 
 
 def _original(text: str, names: Sequence[str]) -> list[str]:

@@ -1,0 +1,49 @@
+"""Short answers that are no name (issue 26, fourth session): what the evidence writes after the question's own verb
+("... guaranteed what for ...") and the subject a sentence defines as the asked noun ("X is a cornering method" for
+"what cornering method") are candidates, lower case or opening a sentence; and the support score ranks an answer
+whose sentence says what was asked above one that only shares the question's names. Written for this project,
+invented names, questions in other words than the documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from exograph.core.llm.extractive import Statement, extract_answer
+from exograph.core.llm.extractive_spans import asked_object
+
+pytestmark = pytest.mark.django_db
+
+
+def _short(question: str, texts: list[str]) -> str:
+    from exograph.chat.generation import _entity_types
+
+    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+    return extract_answer(question=question, statements=statements, entity_types=_entity_types()).short
+
+
+def test_the_object_of_the_questions_verb_is_the_answer_without_the_words_the_question_names() -> None:
+    texts = [
+        "The Treaty of Osk was signed by the Duke of Arlen in 1702.",
+        "The Treaty of Osk guaranteed Varn autonomy and ended the border war.",
+        "The Duke of Arlen later retired to Castle Brede.",
+    ]
+    question = "The pact the Duke of Arlen put his name to in 1702 guaranteed what for the Varn people?"
+    assert _short(question, texts) == "autonomy"  # was "Treaty of Osk": only capitalised spans were candidates
+
+
+def test_the_subject_a_sentence_defines_as_the_asked_noun_is_the_answer() -> None:
+    texts = [
+        "The Kessel Cup is a rally series in Norway whose stages are judged on trail braking.",
+        "Trail braking is a cornering method in which the driver keeps braking into the turn.",
+        "The Kessel Cup was first held in Tromsø in 1999.",
+    ]
+    assert (
+        _short("The Kessel Cup in Norway is judged on what cornering method?", texts) == "Trail braking"
+    )  # was Tromsø
+
+
+def test_only_a_what_after_a_verb_asks_for_its_object() -> None:
+    assert asked_object("The treaty secured what for the islanders?") == "secured"
+    assert asked_object("Which award did the treaty secure?") == ""
+    assert asked_object("The treaty won what award in 1702?") == ""  # the noun types the answer
+    assert asked_object("The club was known as what from 1988?") == ""  # "as what": no verb's object
