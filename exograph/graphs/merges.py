@@ -4,8 +4,10 @@ Two lists:
   * merged: entities written under one node from several surface forms (case, plural, possessive, article,
     acronym, title qualifier: documents.extraction.resolve; types across documents: graphs.services.resolution),
     each with the forms every document wrote (the node's per-document aliases: the provenance of the merge);
-  * split: names the graph still holds as several nodes (one per type: "Lucca" LOCATION and "Lucca" CONCEPT),
-    which a re-extraction (manage.py graph_reextract) or the owner may join.
+  * split: names the graph still holds as several nodes (one per type: "Lucca" LOCATION and "Lucca" CONCEPT; or
+    one written with a leading article before resolution dropped it: "The Harbour Board" beside "Harbour Board",
+    grouped under the name without the article), which a re-extraction (manage.py graph_reextract) or the owner
+    may join.
 """
 
 from __future__ import annotations
@@ -56,7 +58,10 @@ def graph_merges_report(*, graph: Graph, limit: int = REPORT_LIMIT, offset: int 
         )
     rows = store.ro_query(
         graph.store_name,
-        "MATCH (e:Entity) WITH e.normalized_name AS key, collect([e.id, e.name, e.type, size(e.document_ids)]) "
+        "MATCH (e:Entity) WITH e, e.normalized_name AS n "
+        "WITH e, CASE WHEN n STARTS WITH 'the ' THEN substring(n, 4) WHEN n STARTS WITH 'an ' THEN substring(n, 3) "
+        "WHEN n STARTS WITH 'a ' THEN substring(n, 2) ELSE n END AS key "
+        "WITH key, collect([e.id, e.name, e.type, size(e.document_ids)]) "
         "AS nodes WHERE size(nodes) > 1 RETURN key, nodes ORDER BY size(nodes) DESC, key SKIP $offset LIMIT $limit",
         {"limit": limit + 1, "offset": offset},
     )

@@ -13,6 +13,7 @@ from django.conf import settings
 
 from exograph.core.language import language_text, text_is_language
 from exograph.documents.extraction.llm import EXTRACTION_SCHEMA, InvalidLLMOutput, LLMExtractor, llm_output_validate
+from exograph.documents.extraction.names import extraction_common_terms
 from exograph.documents.extraction.offline import OfflineExtractor
 from exograph.documents.extraction.resolve import (
     PRUNE_MIN_CHUNKS,
@@ -84,7 +85,10 @@ def extraction_chunks(chunks: Sequence[ChunkLike]) -> list[ChunkLike]:
 
 
 def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None = None) -> Extraction:
-    """Extract, resolve (merge by normalised name) and prune entities and relations from a document's chunks
-    (only their language: extraction_chunks)."""
-    resolved = extraction_resolve((extractor or extractor_get()).extract(extraction_chunks(chunks)))
+    """Extract, resolve (merge by normalised name), judge against the whole document (names.extraction_common_terms:
+    a name it also writes in lowercase is a common term...) and prune entities and relations from a document's
+    chunks (only their language: extraction_chunks)."""
+    texts = extraction_chunks(chunks)
+    resolved = extraction_resolve((extractor or extractor_get()).extract(texts))
+    resolved = extraction_common_terms(resolved, [chunk.text for chunk in texts])
     return extraction_prune(resolved, chunk_count=len(chunks))

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from exograph.documents.extraction.names import name_tidy
 from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_read, pos_tags
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
@@ -147,6 +148,10 @@ def _sentence_spans(sentence: str, ner: Sequence[NerSpan] = (), known: dict[str,
     def add(start: int, end: int, name: str, kind: str) -> None:
         if any(s < end and start < e for s, e in taken):
             return
+        tidy = name_tidy(name)
+        if tidy is None:
+            return
+        name = tidy
         if len(name) < 2 or name.lower() in _STOP_PHRASES or len(name) > 120:
             return
         taken.append((start, end))

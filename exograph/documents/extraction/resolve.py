@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from exograph.documents.extraction.types import Entity, Extraction, Mention, Relation
@@ -46,6 +47,63 @@ def name_variant_key(name: str) -> str:
     if len(words) < 2 or not _LOWER_PLURAL.match(words[-1]):
         return ""
     return name_normalise(" ".join([*words[:-1], _singular(words[-1])]))
+
+
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
+
+
+def _acronym_singular(name: str) -> str:
+    """The merge key of an acronym's plural ("VMs" -> "VM", "CDs" -> "CD"); "" for any other name."""
+    name = name.strip()
+    return name_normalise(name[:-1]) if _ACRONYM_PLURAL.fullmatch(name) else ""
+
+
+def _unspaced(name: str) -> str:
+    """A merge key that ignores spaces and hyphens: a PDF's line break ("Trace- Monkey") or letter spacing ("WIP O
+    Copyright Treaty") splits a word the document also writes whole ("TraceMonkey", "WIPO Copyright Treaty"); a
+    name it writes only one way keeps its own key. The key is a marker plus the letters, never a written name's."""
+    letters = re.sub(r"[\s-]+", "", name_normalise(name))
+    return "\x00" + letters if letters else ""
+
+
+_OWNER = re.compile(r"^\S+[’']s\s+(\S.*)$")
+_INITIAL = re.compile(r"^[A-Z]\.\s*")
+
+
+def _short_forms(
+    forms: dict[str, Counter[str]], types: dict[str, Counter[str]], key_of: Callable[[str], str]
+) -> dict[str, str]:
+    """{key: key of the entity it is a short form of} within a document: an owner's thing ("Apple's WebKit") is
+    the thing when the document names it alone ("WebKit"); a surname alone ("Riloff") or with an initial ("E.
+    Riloff") is the one person of the document with that surname ("Ellen Riloff"), if only one."""
+    people: dict[str, list[str]] = defaultdict(list)
+    for key, counter in forms.items():
+        name_of = max(counter, key=counter.__getitem__)
+        words = name_of.split()
+        given = key_of(" ".join(words[:-1]))
+        if (
+            _type_pick(types[key]) == "PERSON"
+            and 2 <= len(words) <= 4
+            and all(w[:1].isupper() for w in words)
+            # "Longwang Taiwan": a name and a place side by side, no person ("Norodom Sihanouk" is one)
+            and not (given in forms and _type_pick(types.get(key_of(words[-1]), Counter())) != "PERSON")
+            and not _INITIAL.match(name_of + " ")  # "E. Riloff" is a short form itself
+            and not _OWNER.match(name_of)  # "Pall's LuaJIT" is LuaJIT
+        ):
+            people[key_of(words[-1])].append(key)
+    folded: dict[str, str] = {}
+    for key, counter in forms.items():
+        name = max(counter, key=counter.__getitem__)
+        if (owned := _OWNER.match(name)) and (thing := key_of(owned.group(1))) in forms and thing != key:
+            folded[key] = thing
+            continue
+        bare = _INITIAL.sub("", name)
+        if " " in bare or not bare[:1].isupper() or key in people.get(key_of(bare), []):
+            continue
+        full = people.get(key_of(bare), [])
+        if len(full) == 1 and full[0] != key and (bare == name or full[0].startswith(name[0].casefold())):
+            folded[key] = full[0]
+    return {key: target for key, target in folded.items() if target not in folded}
 
 
 def _possessive(name: str) -> bool:
@@ -97,17 +155,19 @@ class _Keys:
 
     def union(self, a: str, b: str) -> None:
         ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+        if ra != rb:  # the root is a written name's key, never an _unspaced marker key
+            low, high = sorted((ra, rb), key=lambda k: (k.startswith("\x00"), k))
+            self.parent[high] = low
 
     def add(self, name: str) -> None:
         key = name_normalise(name)
         if not key:
             return
         self.parent.setdefault(key, key)
-        if variant := name_variant_key(name):
-            self.parent.setdefault(variant, variant)
-            self.union(key, variant)
+        for variant in (name_variant_key(name), _acronym_singular(name), _unspaced(name)):
+            if variant and variant != key:
+                self.parent.setdefault(variant, variant)
+                self.union(key, variant)
 
     def of(self, name: str) -> str:
         key = name_normalise(name)
@@ -128,8 +188,12 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     The merge rule: two names are one entity when they have the same `name_normalise` key (case and accents
     folded, a leading article, a possessive "'s" and surrounding punctuation dropped: "Babbage's" = "Babbage",
     "The Beatles" = "Beatles") or when one is the other's lowercase plural ("trace trees" = "trace tree":
-    name_variant_key), transitively ("Trace Trees", "trace trees" and "trace tree" are one). An acronym an entity
-    declares ("Document Object Model (DOM)") folds in too. The canonical name is the most used form, preferring
+    name_variant_key), or an acronym's plural ("VMs" = "VM"), or the same letters but for spaces and hyphens
+    ("Trace- Monkey" = "TraceMonkey": _unspaced), transitively ("Trace Trees", "trace trees" and "trace tree" are
+    one). An acronym an entity declares ("Document Object Model (DOM)") folds in too, and so do short forms
+    (_short_forms): a surname alone or after an initial ("Riloff", "E. Riloff") into the document's one person of
+    that surname ("Ellen Riloff"), an owner's thing ("Pall's LuaJIT") into the thing named alone ("LuaJIT"); the
+    entity keeps its own type and the short form as an alias. The canonical name is the most used form, preferring
     one without a possessive, then a capitalised one, then the shortest, written as `_canonical` (no leading
     article, unless the entity is a WORK whose capitalised article is part of its title: "The Godfather"; no
     possessive; singular when a form was a lowercase plural) so that the same thing gets the same graph node from
@@ -171,6 +235,12 @@ def extraction_resolve(extraction: Extraction) -> Extraction:
     for alias_key, key in redirect.items():
         forms[key].update(forms.pop(alias_key))
         types[key].update(types.pop(alias_key))
+    # Short forms fold into the entity they name (_short_forms); the entity keeps its own type.
+    for short_key, key in _short_forms(forms, types, keys.of).items():
+        if short_key in forms and key in forms and short_key not in extra_aliases:
+            forms[key].update(forms.pop(short_key))
+            types.pop(short_key)
+            redirect[short_key] = key
     canonical: dict[str, tuple[str, str]] = {}
     entities: list[Entity] = []
     for key, counter in forms.items():
