@@ -379,12 +379,18 @@ def test_name_links_tie_a_short_name_to_the_longer_names_that_contain_it(monkeyp
     assert not any(short == "n:of the" or short == "n:burn" for short, _, _ in named)  # stopwords; a word part
 
 
-def test_fact_matching_seeds_the_name_a_question_describes_by_its_link(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("typed", [0, 1])
+def test_fact_matching_seeds_the_name_a_question_describes_by_its_link(  # type: ignore[no-untyped-def]
+    alice, write_doc, monkeypatch, typed
+) -> None:
     """Query-to-fact matching: the question names the singer and asks for her husband; her passage names five
     people, and the other four's passages look more like the question than her husband's does. The fact
     "Mira Castell married Tomas Vennard" matches "husband of Mira Castell" (other words than the fact's), seeds
-    Tomas Vennard, and his passage ranks above the other four; without the fact match it does not."""
+    Tomas Vennard, and his passage ranks above the other four; without the fact match it does not. So with typed
+    facts only (the married link alone)."""
     from exograph.graphs.retrieval import facts, graph_mode
+
+    monkeypatch.setattr(facts, "FACT_MATCH_TYPED", typed)
 
     graph = graph_create(actor=alice, name="Singers", scope=Scope.PRIVATE)
     people = ["Hollis Brandt", "Petra Lune", "Anselm Grove", "Dario Fenn"]

@@ -16,7 +16,12 @@ import numpy as np
 
 from exograph.graphs import store
 from exograph.graphs.embeddings import Embedder
-from exograph.graphs.retrieval.types import FACT_MATCH, FACT_MATCH_MIN, FACT_MATCH_POOL
+from exograph.graphs.retrieval.types import (
+    FACT_MATCH,
+    FACT_MATCH_MIN,
+    FACT_MATCH_POOL,
+    FACT_MATCH_TYPED,
+)
 
 FACT_VECTOR_CACHE = 50_000  # fact texts whose vectors a process keeps (384 floats each: ~80 MB at most)
 
@@ -61,14 +66,15 @@ def fact_seeds(
     link the question asks about is how far its fact stands out. Empty when off (FACT_MATCH 0)."""
     if FACT_MATCH <= 0 or not chunk_ids:
         return {}
-    rows = store.store_chunk_facts(store_name, chunk_ids=chunk_ids, limit=FACT_MATCH_POOL)
+    rows = store.store_chunk_facts(store_name, chunk_ids=chunk_ids, limit=FACT_MATCH_POOL, typed=bool(FACT_MATCH_TYPED))
     if not rows:
         return {}
     texts = [fact_text(subject, predicate, obj) for _, subject, predicate, obj, _ in rows]
     unique = list(dict.fromkeys(texts))
     scores = fact_vectors(embedder, unique) @ np.asarray(vector, dtype=np.float32)
     score_of = dict(zip(unique, (float(s) for s in scores), strict=True))
-    mean = float(np.mean([score_of[text] for text in texts]))
+    # A lone fact has nothing to stand above: it weighs by its cosine.
+    mean = float(np.mean([score_of[text] for text in texts])) if len(unique) > 1 else 0.0
     ranked = sorted(range(len(rows)), key=lambda i: (-score_of[texts[i]], texts[i]))
     seeds: dict[str, float] = {}
     matched: set[str] = set()

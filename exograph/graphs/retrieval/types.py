@@ -65,6 +65,9 @@ FACT_MATCH = 0
 FACT_MATCH_POOL = 256
 FACT_MATCH_MIN = 0.3
 FACT_MATCH_SHARE = 0.3
+# 1: only typed relations are facts (a verb between two names), not the co-occurrence links (RELATED_TO): a tenth
+# as many to embed.
+FACT_MATCH_TYPED = 0
 # Synonym edges (retrieval/synonyms.py, HippoRAG 2's synonymy edges around the seeds): each seed is tied to the
 # SYNONYM_K names whose entity embeddings lie nearest its own, at SYNONYM_MIN cosine or more, with weight
 # SYNONYM_EDGE x cosine (0 names: off).

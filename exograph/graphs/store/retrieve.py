@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from exograph.graphs.store import cjk
-from exograph.graphs.store.core import ro_query
+from exograph.graphs.store.core import DEFAULT_RELATION, ro_query
 from exograph.graphs.store.reads import ALIAS_HITS, STRUCTURAL, _vector_query
 
 # --- retrieval (graphs/retrieval/): passages directly, entity linking, typed walk, PPR subgraph --
@@ -210,20 +210,28 @@ def store_relations_among(store_name: str, *, ids: Sequence[str], limit: int) ->
     return [_relation_row(r) for r in rows]
 
 
-def store_chunk_facts(store_name: str, *, chunk_ids: Sequence[str], limit: int) -> list[tuple[str, str, str, str, str]]:
+def store_chunk_facts(
+    store_name: str, *, chunk_ids: Sequence[str], limit: int, typed: bool = False
+) -> list[tuple[str, str, str, str, str]]:
     """The typed relations between two entities that one of the given chunks mentions, the chunks taken in order,
     each relation once, at most limit: (subject key, subject name, relation type, object name, object key), keys
-    normalised names. Matched end to end per chunk: a hub's other edges are never expanded."""
+    normalised names; typed: not the plain co-occurrence links (DEFAULT_RELATION). Matched end to end per chunk: a
+    hub's other edges are never expanded."""
     if not chunk_ids or limit <= 0:
         return []
     rows = ro_query(
         store_name,
         "UNWIND $chunks AS p WITH p[0] AS at, p[1] AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
         "WITH at, collect(e) AS ns UNWIND ns AS a UNWIND ns AS b WITH at, a, b WHERE a <> b MATCH (a)-[r]->(b) "
-        "WHERE NOT type(r) IN $structural WITH a, r, b, min(at) AS first "
+        "WHERE NOT type(r) IN $structural AND NOT type(r) IN $skip WITH a, r, b, min(at) AS first "
         "RETURN a.normalized_name, a.name, type(r), b.name, b.normalized_name "
         "ORDER BY first, r.count DESC, a.normalized_name, b.normalized_name LIMIT $limit",
-        {"chunks": [[i, cid] for i, cid in enumerate(chunk_ids)], "structural": STRUCTURAL, "limit": limit},
+        {
+            "chunks": [[i, cid] for i, cid in enumerate(chunk_ids)],
+            "structural": STRUCTURAL,
+            "skip": [DEFAULT_RELATION] if typed else [],
+            "limit": limit,
+        },
     )
     return [(r[0] or "", r[1] or "", r[2] or "", r[3] or "", r[4] or "") for r in rows if r[0] and r[4]]
 
