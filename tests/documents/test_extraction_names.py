@@ -36,6 +36,7 @@ class C:
         ("3.5 2.25x", None),
         ("2,500", "2,500"),
         ("Okafor 2019-04-02", "Okafor"),  # a date after a name
+        ("Notice 2019-41", "Notice 2019-41"),  # a numbered notice is no date
         ("Runs Steps Runs/Step Gain", None),  # a header row written with slashes
     ],
 )

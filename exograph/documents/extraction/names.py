@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from exograph.documents.extraction.types import Entity, Extraction
 
 _FOOTNOTE = re.compile(r"(?<=\w)[∗*†‡§¶+]+(?:\s.*)?$")
-_ISO_DATE_AFTER = re.compile(r"(?<=[A-Za-z])\s+\d{4}-\d\d(?:-\d\d)?$")
+_ISO_DATE_AFTER = re.compile(r"(?<=[A-Za-z])\s+\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])$")
 _PAGE_HEAD = re.compile(r"^Page\s+\d+\s+(?=[A-Z])")
 _INNER_THE = re.compile(r"(?<=\S)\s+(?=The\s+[A-Z])")
 _LAST_WORD = re.compile(
