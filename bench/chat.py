@@ -365,11 +365,21 @@ def ask_all(*, user: Any, graph: Any, dataset: Any, doc_to_keys: dict[str, set[s
         # The support score's quartiles (25th, 50th, 75th) for right (F1 >= 0.5) and wrong answers: its calibration.
         "support_right_quartiles": quartiles(support_right),
         "support_wrong_quartiles": quartiles(support_wrong),
+        "support_auc": support_auc(support_right, support_wrong),
         "median_ms": round(median_total, 1),
         "median_retrieval_ms": round(median_retrieval, 1),
         "retrieval_share": round(median_retrieval / median_total, 2) if median_total else 0.0,
         "rows": rows,
     }
+
+
+def support_auc(right: Sequence[float], wrong: Sequence[float]) -> float | None:
+    """The chance that a right answer's support score is above a wrong one's (ties count half): 1.0 when the score
+    ranks every right answer first, 0.5 when it does not separate them; None without both."""
+    if not right or not wrong:
+        return None
+    above = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
+    return round(above / (len(right) * len(wrong)), 3)
 
 
 def quartiles(values: list[float]) -> list[float] | None:
@@ -399,7 +409,7 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {name} | {engine} | {m['questions']} | {m['evidence_r5']} | {m['evidence_r10']} | {m['em']} "
                 f"| {m['f1']} | {m.get('answered', '')} | {m['support']} ({m.get('support_right')} / "
                 f"{m.get('support_wrong')}; quartiles {m.get('support_right_quartiles')} / "
-                f"{m.get('support_wrong_quartiles')}) | {m['median_ms']} | {m['median_retrieval_ms']} "
+                f"{m.get('support_wrong_quartiles')}; AUC {m.get('support_auc')}) | {m['median_ms']} | {m['median_retrieval_ms']} "
                 f"({round(100 * m['retrieval_share'])}%) |"
             )
     lines.append("")

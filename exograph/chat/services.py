@@ -323,8 +323,13 @@ def _send(
     # an answer the evidence does not cover (relevance below RELEVANCE_MIN) is not grounded and scores 0.
     answered = bool(generated["answered"])
     check.grounded = check.grounded and answered
-    # ... and the support is discounted when the short answer was a close call between candidates (extractive).
-    sureness = min(1.0, float(generated["relevance"]) / SUPPORT_FULL) * float(generated.get("confidence", 1.0))
+    # ... and the support is how sure the extractive reader is of its short answer (its lead over the next candidate,
+    # whether the evidence says it is of the asked kind, whether it took two links: calibrated on HotpotQA dev, see
+    # core/llm/extractive.py TYPE_SURENESS); a model's reply is discounted by how well the evidence covers the question.
+    if "confidence" in generated:
+        sureness = float(generated["confidence"])
+    else:
+        sureness = min(1.0, float(generated["relevance"]) / SUPPORT_FULL)
     check.support_score = round(check.support_score * sureness, 3)
     if not answered:
         check.support_score = 0.0

@@ -12,6 +12,7 @@ import pytest
 
 from billing.services import credits_grant_admin
 from exograph.chat.models import ChatMessage
+from exograph.core.llm.extractive import CHAIN_SURENESS
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,8 @@ def test_extractive_answer_cites_both_halves_of_the_chain(alice_client, chain): 
     assert cited_docs == {acquisition_doc, product_doc}, body["evidence"]
     passages = [item for item in body["evidence"] if item["kind"] == "passage"]
     assert {p["document_id"] for p in passages} == {acquisition_doc, product_doc}, body["evidence"]
-    assert body["grounded"] is True and body["support_score"] == 1.0
+    # An answer reached over two links is less sure than one a single sentence gives (CHAIN_SURENESS, issue 26).
+    assert body["grounded"] is True and body["support_score"] == CHAIN_SURENESS
     for item in body["evidence"]:
         assert f"[{item['n']}]" in body["answer"]
 

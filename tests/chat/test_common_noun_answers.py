@@ -47,3 +47,35 @@ def test_only_a_what_after_a_verb_asks_for_its_object() -> None:
     assert asked_object("Which award did the treaty secure?") == ""
     assert asked_object("The treaty won what award in 1702?") == ""  # the noun types the answer
     assert asked_object("The club was known as what from 1988?") == ""  # "as what": no verb's object
+
+
+def _read(question: str, texts: list[str]):  # type: ignore[no-untyped-def]
+    from exograph.chat.generation import _entity_types
+
+    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+    return extract_answer(question=question, statements=statements, entity_types=_entity_types())
+
+
+def test_an_answer_the_evidence_types_as_asked_is_surer_than_one_it_does_not() -> None:
+    """The support score's sureness: a city the NER types as a place for "which city" is sure; a name the evidence
+    says nothing of the asked kind about (the only capitalised span left) is a guess, ranked below it."""
+    typed = _read(
+        "In which city did the cellist Maren Ostby give her first recital?",
+        ["The cellist Maren Ostby gave her first recital in Bergen in 1988, aged eleven."],
+    )
+    untyped = _read(
+        "In which city did the cellist Maren Ostby give her first recital?",
+        ["The cellist Maren Ostby gave her first recital to the Vossa Guild, aged eleven."],
+    )
+    assert typed.short == "Bergen" and typed.confidence == 1.0, typed
+    assert untyped.short and untyped.confidence < typed.confidence, untyped  # was 1.0 for both: no runner-up
+
+
+def test_an_answer_reached_over_two_links_is_less_sure_than_one_a_sentence_gives() -> None:
+    chained = _read(
+        "Who chairs the board that funds the Orrin dig?",
+        ["The Orrin dig is funded by the Halvard Trust.", "The Halvard Trust is chaired by Ida Sorvik."],
+    )
+    direct = _read("Who chairs the Halvard Trust?", ["The Halvard Trust is chaired by Ida Sorvik."])
+    assert chained.short == direct.short == "Ida Sorvik", (chained, direct)
+    assert chained.chain and chained.confidence < direct.confidence, chained

@@ -49,7 +49,12 @@ def _split_chain(question: str) -> tuple[str, str] | None:
 
 
 def _follow_chain(
-    question: str, sentences: list[_Sentence], kind: str, ranked: list[_Sentence], fill: Fill | None = None
+    question: str,
+    sentences: list[_Sentence],
+    kind: str,
+    ranked: list[_Sentence],
+    fill: Fill | None = None,
+    typed_by: dict[str, int] | None = None,
 ) -> tuple[str, list[_Sentence]] | None:
     """The far end of a two-link chain and its two sentences (second link first), or None.
 
@@ -94,7 +99,9 @@ def _follow_chain(
                 strict = hits > 0 and match >= CHAIN_MIN
                 if not strict and not _is_antecedent(bridge, first.text, antecedent):
                     continue
-                spans = _candidates([second], question, kind, exclude=[bridge, *asked_names], fill=fill)
+                spans = _candidates(
+                    [second], question, kind, exclude=[bridge, *asked_names], fill=fill, typed_by=typed_by
+                )
                 if not spans or (verb and spans[0][1] not in _objects(second.text, verb, asked)):
                     continue  # "... secured what": the far end is what the second link says was secured
                 total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score

@@ -211,11 +211,19 @@ Fill = Callable[[Sequence[_Sentence]], None]  # reads the typed names of sentenc
 
 
 def _candidates(
-    ranked: list[_Sentence], question: str, kind: str, exclude: Sequence[str] = (), fill: Fill | None = None
+    ranked: list[_Sentence],
+    question: str,
+    kind: str,
+    exclude: Sequence[str] = (),
+    fill: Fill | None = None,
+    typed_by: dict[str, int] | None = None,
 ) -> list[tuple[float, str, _Sentence]]:
     """Short-answer spans of the top sentences, best first: of the asked type, not named by the question. With
     the sentences' typed names (fill), a span of the asked NER type gains TYPE_MATCH and one of another type loses
-    TYPE_MISMATCH (a person is not the answer to "which city"), and names of the asked type are candidates too."""
+    TYPE_MISMATCH (a person is not the answer to "which city"), and names of the asked type are candidates too.
+    typed_by, when given, gets each span's (lower case) type evidence: 1 when something says it is of the asked kind
+    (its NER type, a sentence defining it as the asked noun, the noun in its name, the counted noun after it, the
+    object of the question's verb), -1 when something says it is of another, 0 when nothing says either."""
     asked = _all_stems(question) | {_stem(w) for e in exclude for w in _NAME_WORD.findall(e.casefold())}
     noun = _stem(asked_noun(question)) if kind not in ("date", "number") else ""
     wanted = expected_types(question, kind) if fill is not None else frozenset()
@@ -263,6 +271,7 @@ def _candidates(
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
+            fits = 1 if kind in ("date", "number") and not wanted else 0  # a date's form is its type
             if kind == "person" and len(span.split()) < 2:
                 bonus = -0.05
             else:
@@ -273,32 +282,42 @@ def _candidates(
             bonus += 0.1 * _nearness(sentence.text, span, asked)
             if noun and noun in _all_stems(span):
                 bonus += 0.15  # "what county": "Fairfax County"
+                fits = 1
             if wanted:
                 if typed in wanted or (located and typed == "ORGANIZATION"):
                     # "born in Tartu" is a place whatever the NER says of Tartu (it takes some towns for bodies)
                     bonus += TYPE_MATCH
                     typed_ok = True
+                    fits = 1
                 elif typed and not (kind == "number" and typed == "DATE" and durational):
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
+                    fits = -1
             if counted and re.search(
                 rf"{re.escape(span)}\s+(?:[\w-]+\s+)?{re.escape(_stem(counted.group(1)))}", sentence.text, re.IGNORECASE
             ):
                 bonus += 0.2  # "how many countries": "more than 70 countries"
+                fits = 1
             if described and _defines(sentence.text, span, described):
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
+                fits = 1
             elif described:
                 role = _role_before(sentence.text, span)
                 if role and _stem(role) == _stem(described):
                     bonus += DEFINED  # "the actor Declan Ormsby" for "which actor"
+                    fits = 1
                 elif role:
                     bonus -= ROLE_OTHER  # "the novelist Ida Warne" is not the actor asked for
+                    fits = -1
             if span in said:
                 bonus += SAID
+                fits = 1
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus
             key = span.casefold()
             if key in found:  # named by several good sentences
                 score = max(score, found[key][0]) + (0.05 if sentence.score >= 0.5 * ranked[0].score else 0.0)
             found[key] = (score, span, sentence if key not in found else found[key][2])
+            if typed_by is not None:
+                typed_by[key] = max(typed_by.get(key, -1), fits)
 
     for rank, sentence in enumerate(ranked[:CANDIDATE_SENTENCES]):
         read(rank, sentence, False)
