@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_noun
 from exograph.core.llm.extractive_text import (
-    _PRONOUN,
     _WH,
     EntityTypes,
     Similarity,
@@ -45,6 +44,8 @@ from exograph.core.llm.extractive_text import (
     _stems,
     _word_match,
     names_in,
+    pronoun_referents,
+    resolved,
     sentences_of,
     whole_sentences,
 )
@@ -107,16 +108,20 @@ class Extracted:
 
 def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None) -> list[_Sentence]:
     wanted = _stems(query)
+    # A sentence opening with a pronoun is read with its referent in the pronoun's place ("It was designed by X"
+    # is about the lighthouse the sentence before names).
+    read = [resolved(s.text, s.about) for s in sentences]
     scored = [
-        _Sentence(s.n, s.text, s.position, _word_match(wanted, s.text, _family_match(query, s.text)), about=s.about)
-        for s in sentences
+        _Sentence(s.n, s.text, s.position, _word_match(wanted, text, _family_match(query, text)), about=s.about)
+        for s, text in zip(sentences, read, strict=True)
     ]
+    said = {id(new): text for new, text in zip(scored, read, strict=True)}
     if similarity is not None and scored:
         # Only the MEANING_POOL sentences sharing most words with the query are embedded (the reader's cost). Every
         # question is read by meaning too: a sentence that says it in other words ("designed" for "drew up the
         # plans") must be able to win over one that only repeats the question's words.
         pool = sorted(scored, key=lambda s: (-s.words, s.position))[:MEANING_POOL]
-        for sentence, value in zip(pool, similarity(query, [s.text for s in pool]), strict=True):
+        for sentence, value in zip(pool, similarity(query, [said[id(s)] for s in pool]), strict=True):
             sentence.meaning = max(0.0, float(value))
     return sorted(scored, key=lambda s: (-s.score, s.position))
 
@@ -184,11 +189,10 @@ def extract_answer(
             continue  # labels and triples are evidence shown as facts, never rendered as prose
         wholes = whole_sentences(statement.text)
         lead = next(iter(names_in(wholes[0])), "") if wholes else ""
-        for text in wholes:
+        for text, about in zip(wholes, pronoun_referents(wholes, lead), strict=True):
             key = text.casefold()
             if key not in seen:
                 seen.add(key)
-                about = lead if _PRONOUN.match(text) else ""
                 sentences.append(_Sentence(statement.n, text, position, about=about))
     ranked = _score(sentences, question, similarity)
     evidence_text = " ".join(s.text for s in statements)

@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 
 from exograph.core.llm.extractive_text import (
     _DATE,
+    _MEASURE,
     _NAME_WORD,
     _NATIONALITY,
     _NUMBER,
     _STOP,
+    _UNITS,
     _YESNO,
     _all_stems,
     _Sentence,
@@ -45,7 +47,9 @@ _NOUN_TYPES: dict[str, frozenset[str]] = {
     for nouns, types in (
         ("company firm corporation business organization organisation team club band group label university "
          "college school network channel agency party airline brand publisher manufacturer studio franchise "
-         "conference league newspaper magazine station institution bank retailer chain", "ORGANIZATION"),
+         "conference league newspaper magazine station institution bank retailer chain charity foundation trust "
+         "society association cooperative co-operative union federation council committee ministry department "
+         "hospital laboratory lab", "ORGANIZATION"),
         ("film movie album song book novel series show play opera poem painting single programme program "
          "sitcom documentary musical comic", "WORK"),
         ("building stadium bridge airport hotel arena venue museum church castle tower street road park "
@@ -71,6 +75,9 @@ DEFINED = 0.15  # a span a sentence defines as the asked noun ("X was an America
 ROLE_OTHER = 0.1  # a span a sentence names by another role than the asked noun ("the novelist X") loses this
 DEEPER_SENTENCES = 10  # how far down the ranking a name of the asked type is sought when the best hold none
 SAID = 0.15  # a common-noun phrase the evidence writes where the question asks (after its verb, defined as its noun)
+UNIT_MATCH = 0.15  # a number written with a unit of measure gains this for "how much/long/far/..." questions
+WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a candidate: "who distributes ...")
+QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
@@ -136,7 +143,10 @@ def _answer_type(question: str) -> str:
     q = question.casefold().strip()
     if _YESNO.match(q):
         return "yesno"
-    if re.search(r"\bhow (many|much|long|old|far|tall|large|big)\b|\bwhat (number|percentage|amount)\b", q):
+    if re.search(
+        r"\bhow (many|much|long|old|far|tall|large|big|heavy|wide|deep|high|fast)\b|\bwhat (number|percentage|amount)\b",
+        q,
+    ):
         return "number"
     if _singular(asked_noun(question)) in _NUMBER_NOUNS:
         return "number"  # "what was the population of ..."
@@ -156,11 +166,22 @@ def _answer_type(question: str) -> str:
     return "name"
 
 
-def _spans(sentence: str, kind: str) -> list[str]:
+def _measured(sentence: str, number: re.Match[str]) -> str:
+    """The number with the unit of measure written after it ("340 tonnes", "7 mmHg", "eighteen months"), or ""."""
+    unit = _MEASURE.match(sentence, number.end())
+    if unit is None or unit.group(1).casefold() not in _UNITS:
+        return ""
+    return f"{number.group(0)} {unit.group(1)}"
+
+
+def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
+    """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
+    a number with its unit when the sentence writes one."""
     if kind == "date":
         return [m.group(0) for m in _DATE.finditer(sentence)]
     if kind == "number":
-        return [m.group(0) for m in _NUMBER.finditer(sentence)]
+        found = list(_NUMBER.finditer(sentence))
+        return [(measure and _measured(sentence, m)) or m.group(0) for m in found]
     names = [name for name in names_in(sentence) if not name.isdigit()]
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]
@@ -230,6 +251,9 @@ def _candidates(
     if fill is not None:
         fill(ranked[:CANDIDATE_SENTENCES])
     durational = re.search(r"\bhow (?:old|long)\b", question.casefold())
+    measure = kind == "number" and bool(
+        re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
+    )
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
@@ -240,7 +264,7 @@ def _candidates(
     def read(rank: int, sentence: _Sentence, only_wanted: bool) -> None:
         nonlocal typed_ok
         types = sentence.types or {}
-        spans = _spans(sentence.text, kind)
+        spans = _spans(sentence.text, kind, measure)
         said = set()
         if kind == "name":
             # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
@@ -272,6 +296,11 @@ def _candidates(
             if only_wanted and typed not in wanted:
                 continue
             fits = 1 if kind in ("date", "number") and not wanted else 0  # a date's form is its type
+            # "Marlowe Lighthouse" for "who designed the lighthouse": the thing the question asks about
+            asked_head = _stem(words[-1]) in asked and words[-1] != described
+            bonus_head = (
+                -QUESTION_HEAD if asked_head and not (typed == "PERSON" or (kind == "person" and not typed)) else 0.0
+            )
             if kind == "person" and len(span.split()) < 2:
                 bonus = -0.05
             else:
@@ -287,17 +316,21 @@ def _candidates(
                 if typed in wanted or (located and typed == "ORGANIZATION"):
                     # "born in Tartu" is a place whatever the NER says of Tartu (it takes some towns for bodies)
                     bonus += TYPE_MATCH
+                    if kind == "person" and typed == "PERSON":
+                        bonus += WHO_PERSON  # "who" may ask for a body, but most often asks for a person
                     typed_ok = True
                     fits = 1
                 elif typed and not (kind == "number" and typed == "DATE" and durational):
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
                     fits = -1
+            if measure and " " in span and span.rsplit(" ", 1)[1].casefold() in _UNITS:
+                bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count
             if counted and re.search(
                 rf"{re.escape(span)}\s+(?:[\w-]+\s+)?{re.escape(_stem(counted.group(1)))}", sentence.text, re.IGNORECASE
             ):
                 bonus += 0.2  # "how many countries": "more than 70 countries"
                 fits = 1
-            if described and _defines(sentence.text, span, described):
+            if described and (_defines(sentence.text, span, described) or _apposed(sentence.text, span, described)):
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
                 fits = 1
             elif described:
@@ -311,7 +344,7 @@ def _candidates(
             if span in said:
                 bonus += SAID
                 fits = 1
-            score = sentence.score - 0.08 * rank - 0.01 * order + bonus
+            score = sentence.score - 0.08 * rank - 0.01 * order + bonus + bonus_head
             key = span.casefold()
             if key in found:  # named by several good sentences
                 score = max(score, found[key][0]) + (0.05 if sentence.score >= 0.5 * ranked[0].score else 0.0)
@@ -410,6 +443,13 @@ def _defines(sentence: str, span: str, noun: str) -> bool:
     # a common noun among the description's first words (lower case: "Medal" of "the Medal of Honor" is a name's)
     words = [w for w in _NAME_WORD.findall(said.group(1))[:10] if w[:1].islower()]
     return _stem(noun) in {_stem(w) for w in words}
+
+
+def _apposed(sentence: str, span: str, noun: str) -> bool:
+    """The sentence says what span is in an apposition naming noun: "the Fjordheart Foundation, a charity set up
+    by ..." is a charity; "Kiln Lane, a ground that holds ..." is a ground."""
+    match = re.search(rf"{re.escape(span)},\s+(?:a|an|the)\s+((?:[\w-]+\s+){{0,3}}?[\w-]+)\b", sentence)
+    return match is not None and _stem(noun) in {_stem(w) for w in match.group(1).casefold().split()}
 
 
 _ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)

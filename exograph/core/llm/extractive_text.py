@@ -40,9 +40,19 @@ _DATE = re.compile(
 )
 _NUMBER = re.compile(
     r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent))?(?![\w])"
-    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b",
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b",
     re.IGNORECASE,
 )
+# Units of measure (time, length, area, mass, volume, money, share, temperature, pressure, speed): a closed class.
+_UNITS = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months year years decade decades century "
+    "centuries mm cm m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles foot feet "
+    "inch inches yard yards acre acres hectare hectares g kg gram grams kilogram kilograms tonne tonnes ton tons "
+    "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
+    "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
+)
+_MEASURE = re.compile(r"\s+(?:of\s+an?\s+)?([A-Za-z%]+)")
 _CALENDAR = re.compile(
     rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
     re.IGNORECASE,
@@ -70,6 +80,8 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "chaired run runs ran manage manages managed manager president",
         "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
         "vendor supplies supplied supplier",
+        "fund funds funded funding finance finances financed pay pays paid sponsor sponsors sponsored backer "
+        "backed bankroll bankrolled",
         "born birth birthplace native",
         "die died death",
         "wrote write writes written author authored writer penned",
@@ -106,7 +118,10 @@ def _stem(word: str) -> str:
     word = word.casefold()
     for suffix in ("ations", "ation", "ings", "ing", "ers", "ies", "ied", "ed", "es", "er", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
+            stem = word[: -len(suffix)]
+            if suffix in ("ing", "ings", "ed", "er", "ers") and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # a doubled consonant before the ending: "planned", "planner" -> "plan"
+            return stem
     return word[:6]
 
 
@@ -194,6 +209,54 @@ def names_in(text: str) -> list[str]:
 
 
 _NAME_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+_PERSONAL = re.compile(r"^(he|she|his|her)\b", re.IGNORECASE)
+
+
+def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
+    """Whom each sentence of a passage that opens with a pronoun is about ("" for the others): the nearest earlier
+    sentence that names someone or something: "he"/"she" the first name of two words or more with no article
+    before it there (a person's: "The Wexley Harriers ... under the coach Marta Silvan. She had joined ..."), "it"/"they" the first name there (its subject: "The
+    Marlowe Lighthouse stands ... It was designed by ..."); an earlier sentence opening with a pronoun of the same
+    kind passes its own referent on ("X is a singer. He became notable ... He made his debut ..."); the passage's
+    lead name when no earlier sentence names one."""
+    referents: list[str] = []
+    for index, sentence in enumerate(sentences):
+        opening = _PRONOUN.match(sentence)
+        if opening is None:
+            referents.append("")
+            continue
+        personal = _PERSONAL.match(sentence) is not None
+        found = lead
+        for back in range(index - 1, -1, -1):
+            earlier = sentences[back]
+            if referents[back] and (_PERSONAL.match(earlier) is not None) == personal:
+                found = referents[back]
+                break
+            names = [n for n in names_in(earlier) if not _DATE.fullmatch(n) and not n[:1].isdigit()]
+            if personal:  # a person's name has two words or more and no article before it ("the Wexley Harriers")
+                names = [
+                    n
+                    for n in names
+                    if len(n.split()) >= 2 and not re.search(rf"\b(?:the|a|an)\s+{re.escape(n)}", earlier, re.I)
+                ]
+            if names:
+                found = names[0]
+                break
+        referents.append(found)
+    return referents
+
+
+def resolved(sentence: str, referent: str) -> str:
+    """The sentence with its opening pronoun replaced by its referent ("It was designed by X" -> "The Marlowe
+    Lighthouse was designed by X"; "Its ..." -> "The Marlowe Lighthouse's ..."), for reading it out of context."""
+    if not referent:
+        return sentence
+    match = _PRONOUN.match(sentence)
+    if match is None:
+        return sentence
+    word = match.group(1).casefold()
+    said = f"{referent}'s" if word in ("his", "her", "its", "their") else referent
+    return said + sentence[match.end() :]
 
 
 @lru_cache(maxsize=4096)
