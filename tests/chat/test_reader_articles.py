@@ -70,3 +70,11 @@ def test_questions_in_other_words_over_an_article(question, answer):  # type: ig
 
 def test_a_pronoun_sentence_answers_for_the_person_named_before_it():
     assert _ask("Who trained the Wexley Harriers for fifteen years?", CLUB) == "Marta Silvan"
+
+
+def test_a_name_is_not_run_into_the_date_after_it():
+    from exograph.core.llm.extractive_text import names_in
+
+    text = "The Coastal Waters Act was signed by Governor Ruth Amadi on March 3, 2011, after a long debate."
+    assert "Governor Ruth Amadi" in names_in(text)
+    assert not any("March" in name and "Amadi" in name for name in names_in(text))

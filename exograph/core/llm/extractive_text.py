@@ -195,7 +195,11 @@ def names_in(text: str) -> list[str]:
         if capital and not (starts and token.casefold() in _OPENERS):
             current.append(token)
         elif (
-            current and token.casefold() in _CONNECTORS and index + 1 < len(tokens) and tokens[index + 1][:1].isupper()
+            current
+            and token.casefold() in _CONNECTORS
+            and index + 1 < len(tokens)
+            and tokens[index + 1][:1].isupper()
+            and not _CALENDAR.fullmatch(tokens[index + 1])  # "Clinton on October 28": a name, then a date
         ):
             current.append(token)
         else:
