@@ -553,7 +553,7 @@ def write(results: dict[str, Any]) -> None:
         f"One run, one process: the World Graph loaded through `store_document_write` (documents of "
         f"{results['document_entities']:,} entities, {results['relations_per_entity']} relations per entity) into a "
         f"throwaway embedded FalkorDB, measured at each size on the way to {results['target_entities']:,}. "
-        f"{results['machine']['cpus']} CPUs shared with 7 other sessions: the load average is beside every timing.",
+        f"{results['machine']['cpus']} CPUs, shared with whatever else runs on the machine: the load average is beside every timing.",
         "",
         f"Vectors: {results['vectors']}.",
         "",
