@@ -78,3 +78,12 @@ def test_a_name_is_not_run_into_the_date_after_it():
     text = "The Coastal Waters Act was signed by Governor Ruth Amadi on March 3, 2011, after a long debate."
     assert "Governor Ruth Amadi" in names_in(text)
     assert not any("March" in name and "Amadi" in name for name in names_in(text))
+
+
+def test_a_question_the_best_sentence_answers_whole_is_not_followed_as_a_chain_from_a_worse_one():
+    texts = (
+        "The Harbour Act was signed into law by Governor Ruth Amadi on 3 March 2011.",
+        "Most provisions of the Harbour Act rest on the Kestrel Convention.",
+        "The Kestrel Convention became law in Norway under Premier Jonas Lind.",
+    )
+    assert "Ruth Amadi" in _ask("Who signed the Harbour Act into law?", *texts)

@@ -82,6 +82,8 @@ def _follow_chain(
         remaining = question_stems - _stems(first.text) - family_words
         wanted = len(remaining) + len(open_families)
         if not wanted or not open_families and not remaining:
+            if rank == 0:
+                return None  # the best sentence says all the question asks: one link, not a chain from a worse one
             continue
         bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
         for bridge in bridges[:4]:
