@@ -142,28 +142,6 @@ def _render(piece: Sequence[_Unit], *, heading: str, first: bool) -> str:
     return f"{heading.split(' › ')[-1]}: {text}" if heading and not first else text
 
 
-SHORT_LINE = 0.6  # a PDF line shorter than this share of its page's median line ends its paragraph
-
-
-def _pdf_paragraphs(text: str) -> str:
-    """A PDF page's text with its paragraphs marked: a text layer gives lines, not paragraphs, so a running head, a
-    title or a heading ("INTRODUCTION") would be read as the start of the sentence below it. A line much shorter than
-    the page's median line (SHORT_LINE) ends its paragraph (a blank line after it), unless it ends with a hyphen (a
-    word broken across lines)."""
-    lines = text.split("\n")
-    lengths = sorted(len(line.strip()) for line in lines if line.strip())
-    if len(lengths) < 3:
-        return text
-    median = lengths[len(lengths) // 2]
-    out: list[str] = []
-    for line in lines:
-        out.append(line)
-        body = line.strip()
-        if body and len(body) < SHORT_LINE * median and not body.endswith("-"):
-            out.append("")
-    return "\n".join(out)
-
-
 def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[_Unit]]]:
     """Sections as (page, heading, units); a DOCX section keeps the page of its first block."""
     key: tuple[str, object] | None = None
@@ -176,7 +154,7 @@ def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, 
             if words:
                 yield page, heading, words
             key, page, heading, words = block_key, block.page, ("" if block.kind == "page" else block.heading), []
-        units = _units(_pdf_paragraphs(block.text) if block.kind == "page" else block.text)
+        units = _units(block.text)
         if words and units:  # a block of the same section is a paragraph of its own
             units[0] = _Unit(units[0].text, False, paragraph=True)
         words.extend(units)

@@ -116,18 +116,3 @@ def test_a_paragraph_break_inside_a_window_of_a_long_section_is_kept_in_every_wi
     chunks = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=130, overlap_tokens=26)
     assert chunks[-1].text.endswith("w149\n\nClosing remark here.")
     assert all(" \n" not in c.text and "\n " not in c.text for c in chunks)
-
-
-def test_a_pdf_pages_running_head_and_headings_are_not_glued_to_the_sentence_below():
-    # pm_dmca.pdf's first page: a footnote, a running head, the title, "INTRODUCTION", then the first paragraph.
-    blocks = document_text_extract(
-        data=fixture_bytes("pdf/pm_dmca.pdf"), content_type=DocumentType.PDF, pages=18
-    ).blocks
-    first = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=200, overlap_tokens=40)[0]
-    from exograph.core.llm.extractive_text import whole_sentences
-
-    sentences = whole_sentences(first.text)
-    assert sentences[0].startswith("The Digital Millennium Copyright Act (DMCA) was signed into law")
-    assert not any("INTRODUCTION" in s or "Page 1" in s for s in sentences)
-    # a paragraph's full lines stay one paragraph: the treaty sentence is whole
-    assert any(s.startswith("The legislation implements two 1996 World") and s.endswith("Treaty.") for s in sentences)
