@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from exograph.documents.parsing import Block
+from exograph.documents.pdf_layout import pdf_pages_tidy
 
 TOKENS_PER_WORD = 1.3
 # Scripts written without spaces between words: CJK punctuation, kana, CJK ideographs (and extension A,
@@ -104,11 +105,12 @@ def chunk_blocks(
     count_tokens: Callable[[str], int] | None = None,
 ) -> list[Chunk]:
     """Split parsed blocks into overlapping windows of at most max_tokens each: counted by count_tokens when
-    given (the embedder's tokenizer), else estimated at 1.3 tokens a unit."""
+    given (the embedder's tokenizer), else estimated at 1.3 tokens a unit. A PDF's running heads, footers and page
+    numbers are left out and its headings made paragraphs of their own (pdf_layout)."""
     window = max(MIN_WINDOW, int(max_tokens / TOKENS_PER_WORD))
     overlap = min(int(overlap_tokens / TOKENS_PER_WORD), window // 2)
     chunks: list[Chunk] = []
-    for page, heading, words in _sections_with_pages(blocks):
+    for page, heading, words in _sections_with_pages(pdf_pages_tidy(blocks)):
         start = 0
         while start < len(words):
             piece = words[start : start + window]

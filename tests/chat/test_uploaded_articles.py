@@ -5,9 +5,12 @@ evidence item a line. Written for this project, invented names; questions in oth
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from billing.services import credits_grant_admin
+from tests.documents.conftest import fixture_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -55,3 +58,28 @@ def test_a_providers_prompt_reads_one_evidence_item_a_line(alice_client, article
     lines = system.split("Evidence:", 1)[1].strip().splitlines()
     assert lines and all(line.startswith("[") for line in lines), lines
     assert any("Valley gazette, autumn number The Brennock Mill stands" in line for line in lines), lines
+
+
+def test_a_pdfs_running_head_and_section_heading_are_not_quoted_as_the_answers_start(
+    alice, alice_client, django_capture_on_commit_callbacks
+):  # type: ignore[no-untyped-def]
+    # pm_dmca.pdf: every page opens with "The Digital Millennium Copyright Act of 1998" and "Copyright Office Summary
+    # December 1998 Page N"; page 1 then has "INTRODUCTION" above the sentence naming who signed the act.
+    credits_grant_admin(account=alice, amount=200, actor=None, note="tests")
+    upload = {
+        "file_content_base64": base64.b64encode(fixture_bytes("pdf/pm_dmca.pdf")).decode(),
+        "filename": "dmca.pdf",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post("/api/v1/documents/", upload, format="json")
+    assert response.status_code == 201, response.json()
+    assert alice_client.get(f"/api/v1/documents/{response.json()['id']}/").json()["status"] == "processed"
+    body = alice_client.post(
+        MESSAGES,
+        {"message": "Which president put his signature on the DMCA?", "reasoning_engine": "graph"},
+        format="json",
+    ).json()
+    assert body["answered"] is True, body["answer"]
+    assert "Clinton" in body["answer"], body["answer"]
+    for furniture in ("Page 1", "December 1998", "INTRODUCTION"):
+        assert furniture not in body["answer"], body["answer"]
