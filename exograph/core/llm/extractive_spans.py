@@ -15,6 +15,7 @@ from exograph.core.llm.extractive_text import (
     _STOP,
     _UNITS,
     _YESNO,
+    RELATION_FAMILIES,
     _all_stems,
     _Sentence,
     _stem,
@@ -78,6 +79,8 @@ SAID = 0.15  # a common-noun phrase the evidence writes where the question asks 
 UNIT_MATCH = 0.15  # a number written with a unit of measure gains this for "how much/long/far/..." questions
 WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a candidate: "who distributes ...")
 QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
+AGENT = 0.15  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
+ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who runs Meridian Rail": its spans lose this
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
@@ -182,7 +185,8 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     if kind == "number":
         found = list(_NUMBER.finditer(sentence))
         return [(measure and _measured(sentence, m)) or m.group(0) for m in found]
-    names = [name for name in names_in(sentence) if not name.isdigit()]
+    # "Kestrel Freight's chief executive": the name, not its possessive
+    names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name.isdigit()))
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]
     if kind == "person":
@@ -258,6 +262,7 @@ def _candidates(
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
+    doing = asked_verb(question) if kind in ("person", "name") else None
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
 
@@ -293,6 +298,8 @@ def _candidates(
                 typed = "LOCATION"  # "off Skelly Point", "in Tartu": a place the NER took for a body
             if kind == "person" and typed != "PERSON" and any(_defines(sentence.text, span, n) for n in _SETTLEMENTS):
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
+            if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
+                typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
             fits = 1 if kind in ("date", "number") and not wanted else 0  # a date's form is its type
@@ -344,6 +351,11 @@ def _candidates(
             if span in said:
                 bonus += SAID
                 fits = 1
+            if doing is not None:
+                if _agent(sentence.text, span, doing[0]):
+                    bonus += AGENT
+                elif _does_itself(sentence.text, doing):
+                    bonus -= ROLE_REVERSED
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus + bonus_head
             key = span.casefold()
             if key in found:  # named by several good sentences
@@ -373,7 +385,13 @@ def asked_object(question: str) -> str:
     """The verb a question asks the object of ("... secured what for Ethiopia?" -> secured), lower case; "" when
     the question's "what" names a noun ("what county") or follows no verb."""
     match = re.search(r"\b([a-z]{4,})\s+what\b(?:\s+([\w'’-]+))?", question)
-    if match is None or match.group(1) in _NOT_NOUN or match.group(1) in _STOP:
+    if match is None:
+        # "What did the jury award?", "What does Acme sell?": the verb closes the question
+        closing = re.match(r"\s*what\s+(?:did|does|do|has|have|had|will|would|can|could)\s+\S.*?\s([a-z]{3,})\s*\?*\s*$",
+                           question, re.IGNORECASE)  # fmt: skip
+        verb = closing.group(1) if closing else ""
+        return "" if verb in _NOT_NOUN or verb in _STOP or verb in ("do", "mean") else verb
+    if match.group(1) in _NOT_NOUN or match.group(1) in _STOP:
         return ""
     after = (match.group(2) or "").casefold()
     if after and after not in _NOT_NOUN:
@@ -462,3 +480,64 @@ def _role_before(sentence: str, span: str) -> str:
         return ""
     word = _singular(match.group(1).split("-")[-1])
     return word if word in _ROLES else ""
+
+
+def asked_verb(question: str) -> tuple[str, list[str]] | None:
+    """A "who/which ... <verb> <name>" question's verb and the names it is done to ("Who manufactured Meridian
+    Rail's trains?" -> ("manufactured", ["Meridian Rail"])); None for "who is/was/did ..." or no verb."""
+    match = re.match(r"\s*who\s+([a-z]+)\s+(.*)$", question, re.IGNORECASE)
+    noun = asked_noun(question) if match is None else ""
+    if noun:  # "Which group owns ...": the verb after the asked noun
+        match = re.match(
+            rf"\s*(?:what|which)\s+(?:[\w'’-]+\s+){{0,3}}?{re.escape(noun)}\s+([a-z]+)\s+(.*)$", question, re.IGNORECASE
+        )
+    if match is None:
+        return None
+    verb = match.group(1).casefold()
+    if len(verb) < 3 or verb in _NOT_NOUN or verb in _STOP or verb in _ARTICLES or verb.endswith("ing"):
+        return None
+    objects = [name for name in names_in(match.group(2)) if not name[:1].isdigit()]
+    return (verb, objects) if objects else None
+
+
+_FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
+
+
+def _kin(word: str, verb: str) -> bool:
+    """word is verb in another form ("built" / "builds") or of its relation family ("assembled" / "manufactured",
+    "managing" / "runs")."""
+    said, asked = _stem(word), _stem(verb)
+    return said == asked or any(said in family and asked in family for family in _FAMILY_STEMS)
+
+
+def _agent(sentence: str, span: str, verb: str) -> bool:
+    """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
+    "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
+    name = re.escape(span)
+    passive = re.finditer(rf"\b([\w-]+)\s+by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}{name}\b", sentence)
+    if any(_kin(m.group(1), verb) for m in passive):
+        return True
+    role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
+    return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)
+
+
+def _does_itself(sentence: str, doing: tuple[str, list[str]]) -> bool:
+    """The sentence has the question's object doing the question's verb ("Meridian Rail runs ..." for "who runs
+    Meridian Rail"): its names are what the object acts on, not who acts on it."""
+    verb, objects = doing
+    for name in objects:
+        for m in re.finditer(rf"\b{re.escape(name)}(?:['’]s)?\s+([\w-]+)", sentence):
+            if _stem(m.group(1)) == _stem(verb):
+                return True
+    return False
+
+
+# A person's occupation written before their name ("the engineer X", "the cardiologist X", "a shipowner X").
+_OCCUPATION = r"[a-z]+(?:er|or|ist|ian|ant|man|woman|ess|wright|smith|mason|maker|owner)"
+
+
+def _titled(sentence: str, span: str) -> bool:
+    """The sentence writes a person's occupation just before span ("designed by the engineer Agnes Vireo")."""
+    return len(span.split()) >= 2 and bool(
+        re.search(rf"\b(?:the|a|an)\s+(?:[a-z]+\s+)?{_OCCUPATION}\s+{re.escape(span)}\b", sentence)
+    )

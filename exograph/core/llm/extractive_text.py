@@ -77,11 +77,12 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "start started starts found founded founder founders establish established create created "
         "launch launched co-founded cofounded",
         "head heads headed lead leads led leader direct directs directed director chief ceo chair chairs "
-        "chaired run runs ran manage manages managed manager president",
+        "chaired run runs ran manage manages managed manager president operate operates operated operator",
         "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
         "vendor supplies supplied supplier",
         "fund funds funded funding finance finances financed pay pays paid sponsor sponsors sponsored backer "
         "backed bankroll bankrolled",
+        "design designs designed designer architect plan plans planned draw drew drawn drafted",
         "born birth birthplace native",
         "die died death",
         "wrote write writes written author authored writer penned",
@@ -113,9 +114,36 @@ class _Sentence:
         return self.words if self.meaning <= 0 else 0.5 * self.words + 0.5 * self.meaning
 
 
+# The irregular past forms of common verbs, to their base: "won" is read as "win", "built" as "build". A closed
+# class of English ("found" is left out: it is also the base of "founded").
+_IRREGULAR = {
+    past: base
+    for base, forms in (
+        ("win", "won"), ("build", "built"), ("make", "made"), ("lead", "led"), ("run", "ran"), ("sell", "sold"),
+        ("buy", "bought"), ("write", "wrote written"), ("take", "took taken"), ("give", "gave given"),
+        ("hold", "held"), ("begin", "began begun"), ("grow", "grew grown"), ("teach", "taught"),
+        ("bring", "brought"), ("think", "thought"), ("meet", "met"), ("keep", "kept"), ("lose", "lost"),
+        ("spend", "spent"), ("send", "sent"), ("go", "went gone"), ("come", "came"), ("become", "became"),
+        ("fall", "fell fallen"), ("fly", "flew flown"), ("drive", "drove driven"), ("choose", "chose chosen"),
+        ("speak", "spoke spoken"), ("stand", "stood"), ("sing", "sang sung"), ("rise", "rose risen"),
+        ("pay", "paid"), ("say", "said"), ("tell", "told"), ("see", "saw seen"), ("know", "knew known"),
+        ("draw", "drew drawn"), ("shoot", "shot"), ("fight", "fought"), ("catch", "caught"), ("seek", "sought"),
+        ("strike", "struck"), ("wear", "wore worn"), ("break", "broke broken"), ("ride", "rode ridden"),
+        ("get", "got gotten"), ("feed", "fed"), ("breed", "bred"), ("deal", "dealt"), ("feel", "felt"),
+        ("mean", "meant"), ("lend", "lent"), ("eat", "ate eaten"), ("throw", "threw thrown"),
+        ("withdraw", "withdrew withdrawn"), ("oversee", "oversaw overseen"), ("overtake", "overtook overtaken"),
+        ("rebuild", "rebuilt"), ("understand", "understood"), ("undertake", "undertook undertaken"),
+        ("forbid", "forbade forbidden"), ("forgive", "forgave forgiven"), ("hide", "hid hidden"),
+        ("bear", "bore"), ("sink", "sank sunk"), ("swim", "swam swum"), ("freeze", "froze frozen"),
+    )
+    for past in forms.split()
+}  # fmt: skip
+
+
 @lru_cache(maxsize=65536)  # the reader's hottest call: the same words come back sentence after sentence
 def _stem(word: str) -> str:
     word = word.casefold()
+    word = _IRREGULAR.get(word, word)
     for suffix in ("ations", "ation", "ings", "ing", "ers", "ies", "ied", "ed", "es", "er", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             stem = word[: -len(suffix)]

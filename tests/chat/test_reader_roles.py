@@ -1,0 +1,74 @@
+"""The extractive reader and who did what (issue 26): an irregular past form is its verb ("won" for "win"), the
+doer of a passive verb of the question's family is its answer ("drafted by the surveyor X" for "who designed"), a
+sentence where the question's object does the verb itself is not its answer ("Kestrel Freight runs lorries between
+A and B" for "who runs Kestrel Freight"), and "what did X win?" is answered by what the evidence says was won. The
+reader runs as chat runs it: MiniLM meaning and the offline NER's types. Invented names; questions in other words
+than the text."""
+
+from __future__ import annotations
+
+import pytest
+
+from exograph.chat.generation import _entity_types, _similarity
+from exograph.core.llm.extractive import Statement, extract_answer
+from exograph.core.llm.extractive_spans import asked_object, asked_verb
+from exograph.core.llm.extractive_text import _stem
+
+FREIGHT = (
+    "Kestrel Freight yearly review\n\n"
+    "Kestrel Freight runs lorries between Abbotsley and the harbour town of Marrow Quay. Its depot employs 140 "
+    "drivers.\n\n"
+    "The firm's new lorries were assembled by Seddon Forge, a works in Pellow owned by the Brask Group. "
+    "Kestrel Freight's chief executive is Odile Baptiste, who replaced Conrad Lusk in 2021."
+)
+VIADUCT = (
+    "The Orrin viaduct crosses the Demby gorge near Castle Weir. It was drafted by the surveyor Piet Hallam, "
+    "who also laid out the station yard."
+)
+CHOIR = (
+    "Isla Ferrant conducts the Tollan Choir. She trained in Vienna before settling in Tollan. "
+    "Her arrangement of an old sea song won the regional festival's silver cup twice."
+)
+
+
+def _ask(question: str, *texts: str) -> str:
+    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+    return extract_answer(
+        question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
+    ).short
+
+
+def test_an_irregular_past_form_is_read_as_its_verb():
+    assert _stem("won") == _stem("win")
+    assert _stem("built") == _stem("builds") == _stem("building")
+    assert _stem("wrote") == _stem("written") == _stem("write")
+    assert _stem("founded") != _stem("find")  # "found" is a verb of its own
+
+
+def test_the_verb_closing_a_what_question_is_what_it_asks_the_object_of():
+    assert asked_object("What did Ferrant's arrangement win?") == "win"
+    assert asked_object("What does the Brask Group sell?") == "sell"
+    assert asked_object("What did the council do?") == ""
+
+
+def test_a_who_question_names_its_verb_and_what_the_verb_is_done_to():
+    assert asked_verb("Who runs Kestrel Freight?") == ("runs", ["Kestrel Freight"])
+    assert asked_verb("Which group owns Seddon Forge?") == ("owns", ["Seddon Forge"])
+    assert asked_verb("Who was Odile Baptiste's predecessor?") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        # the question's object does the verb itself in the best-matching sentence: not who does it to the object
+        ("Who runs Kestrel Freight?", "Odile Baptiste", (FREIGHT,)),
+        # "assembled by" is the doer of "manufactured", though another sentence shares more of the question's words
+        ("Who manufactured Kestrel Freight's new lorries?", "Seddon Forge", (FREIGHT,)),
+        # "drafted by the surveyor X": a person after an occupation, the doer of a verb of the design family
+        ("Who designed the viaduct over the Demby gorge?", "Piet Hallam", (VIADUCT,)),
+        # "won" answers "win"; the lower-case prize is what the evidence says was won
+        ("What did Ferrant's arrangement win?", "silver cup", (CHOIR,)),
+    ],
+)
+def test_the_reader_answers_with_who_did_what_the_question_asks(question, answer, texts):
+    assert answer in _ask(question, *texts)
