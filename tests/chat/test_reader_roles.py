@@ -72,3 +72,30 @@ def test_a_who_question_names_its_verb_and_what_the_verb_is_done_to():
 )
 def test_the_reader_answers_with_who_did_what_the_question_asks(question, answer, texts):
     assert answer in _ask(question, *texts)
+
+
+FAMILY = (
+    "Mirela Osei grew up in Kumasi and teaches chemistry there. Her cousin, Daniel Osei, became a carpenter and "
+    "settled in Accra. Before opening his bakery, Tomas Greer worked as a lorry driver for nine years."
+)
+OTTERS = "The Fenwick Otters were formed in 1902 and play at Brae Park. Their colours are navy and gold."
+SURVEY = (
+    "The Brisk survey questioned farmers over seventy in two valleys. It ran for nine weeks and was paid for by "
+    "the Upland Trust."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        # an occupation is a lower-case noun phrase: "became a carpenter", "worked as a lorry driver"
+        ("What does Daniel Osei do for a living?", "carpenter", (FAMILY,)),
+        ("What was Tomas Greer's job before the bakery?", "lorry driver", (FAMILY,)),
+        # what the asked noun is said to be: "Their colours are navy and gold"
+        ("What colours do the Fenwick Otters play in?", "navy and gold", (OTTERS,)),
+        # "how long" wants a measure with its unit, not a bare number of another sentence ("over seventy")
+        ("How long did the Brisk survey last?", "nine weeks", (SURVEY,)),
+    ],
+)
+def test_the_reader_answers_an_occupation_a_said_noun_and_a_measure(question, answer, texts):
+    assert _ask(question, *texts) == answer

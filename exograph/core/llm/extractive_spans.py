@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from exograph.core.llm.extractive_roles import _ARTICLES, _agent, _does_itself, _predicates, _titled, role_phrases
 from exograph.core.llm.extractive_text import (
     _DATE,
     _MEASURE,
@@ -15,7 +16,6 @@ from exograph.core.llm.extractive_text import (
     _STOP,
     _UNITS,
     _YESNO,
-    RELATION_FAMILIES,
     _all_stems,
     _Sentence,
     _stem,
@@ -84,7 +84,6 @@ ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who run
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
-_ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 _VERBS = frozenset("star stars play plays won win wins hold holds host hosts make makes own owns lead leads".split())
 
 
@@ -164,6 +163,8 @@ def _answer_type(question: str) -> str:
         return "place"
     if re.search(r"\bnationality\b", q):
         return "nationality"
+    if re.search(r"\bfor a living\b|\b(?:job|occupation|profession)\b|^what (?:does|did|do) (?:\S+ ){1,4}do\b", q):
+        return "role"  # "What does Thomas Vireo do for a living?": "painter"
     if q.startswith(("who", "whom", "whose")) or noun in _PERSON_NOUNS:
         return "person"
     return "name"
@@ -186,6 +187,8 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         found = list(_NUMBER.finditer(sentence))
         return [(measure and _measured(sentence, m)) or m.group(0) for m in found]
     # "Kestrel Freight's chief executive": the name, not its possessive
+    if kind == "role":
+        return role_phrases(sentence)
     names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name.isdigit()))
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]
@@ -258,6 +261,7 @@ def _candidates(
     measure = kind == "number" and bool(
         re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
     )
+    unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
@@ -274,7 +278,11 @@ def _candidates(
         if kind == "name":
             # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
             # it defines as the asked noun ("Drifting is a driving technique" for "what technique")
-            said = {*(_objects(sentence.text, verb, asked) if verb else []), *_subjects(sentence.text, described)}
+            said = {
+                *(_objects(sentence.text, verb, asked) if verb else []),
+                *_subjects(sentence.text, described),
+                *_predicates(sentence.text, described),
+            }
             spans = spans + [p for p in said if p.casefold() not in {x.casefold() for x in spans}]
         if wanted and kind not in ("number", "date"):
             extra = [name for name, t in types.items() if t in wanted]
@@ -332,6 +340,8 @@ def _candidates(
                     fits = -1
             if measure and " " in span and span.rsplit(" ", 1)[1].casefold() in _UNITS:
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count
+            elif unit_needed:
+                bonus -= UNIT_MATCH  # "how long did the trial last": not "sixty" (of "adults over sixty")
             if counted and re.search(
                 rf"{re.escape(span)}\s+(?:[\w-]+\s+)?{re.escape(_stem(counted.group(1)))}", sentence.text, re.IGNORECASE
             ):
@@ -498,46 +508,3 @@ def asked_verb(question: str) -> tuple[str, list[str]] | None:
         return None
     objects = [name for name in names_in(match.group(2)) if not name[:1].isdigit()]
     return (verb, objects) if objects else None
-
-
-_FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
-
-
-def _kin(word: str, verb: str) -> bool:
-    """word is verb in another form ("built" / "builds") or of its relation family ("assembled" / "manufactured",
-    "managing" / "runs")."""
-    said, asked = _stem(word), _stem(verb)
-    return said == asked or any(said in family and asked in family for family in _FAMILY_STEMS)
-
-
-def _agent(sentence: str, span: str, verb: str) -> bool:
-    """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
-    "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
-    name = re.escape(span)
-    passive = re.finditer(rf"\b([\w-]+)\s+by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}{name}\b", sentence)
-    if any(_kin(m.group(1), verb) for m in passive):
-        return True
-    role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
-    return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)
-
-
-def _does_itself(sentence: str, doing: tuple[str, list[str]]) -> bool:
-    """The sentence has the question's object doing the question's verb ("Meridian Rail runs ..." for "who runs
-    Meridian Rail"): its names are what the object acts on, not who acts on it."""
-    verb, objects = doing
-    for name in objects:
-        for m in re.finditer(rf"\b{re.escape(name)}(?:['’]s)?\s+([\w-]+)", sentence):
-            if _stem(m.group(1)) == _stem(verb):
-                return True
-    return False
-
-
-# A person's occupation written before their name ("the engineer X", "the cardiologist X", "a shipowner X").
-_OCCUPATION = r"[a-z]+(?:er|or|ist|ian|ant|man|woman|ess|wright|smith|mason|maker|owner)"
-
-
-def _titled(sentence: str, span: str) -> bool:
-    """The sentence writes a person's occupation just before span ("designed by the engineer Agnes Vireo")."""
-    return len(span.split()) >= 2 and bool(
-        re.search(rf"\b(?:the|a|an)\s+(?:[a-z]+\s+)?{_OCCUPATION}\s+{re.escape(span)}\b", sentence)
-    )

@@ -1,0 +1,79 @@
+"""The extractive reader's sense of who did what (exograph/core/llm/extractive_spans.py): the doer of a
+question's verb in the evidence, a sentence where the question's object does the verb itself, a person named by
+an occupation, the occupations a sentence gives someone, and what a sentence says the asked noun is. Pure."""
+
+from __future__ import annotations
+
+import re
+
+from exograph.core.llm.extractive_text import RELATION_FAMILIES, _stem
+
+_ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
+
+_FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
+
+
+def _kin(word: str, verb: str) -> bool:
+    """word is verb in another form ("built" / "builds") or of its relation family ("assembled" / "manufactured",
+    "managing" / "runs")."""
+    said, asked = _stem(word), _stem(verb)
+    return said == asked or any(said in family and asked in family for family in _FAMILY_STEMS)
+
+
+def _agent(sentence: str, span: str, verb: str) -> bool:
+    """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
+    "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
+    name = re.escape(span)
+    passive = re.finditer(rf"\b([\w-]+)\s+by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}{name}\b", sentence)
+    if any(_kin(m.group(1), verb) for m in passive):
+        return True
+    role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
+    return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)
+
+
+def _does_itself(sentence: str, doing: tuple[str, list[str]]) -> bool:
+    """The sentence has the question's object doing the question's verb ("Meridian Rail runs ..." for "who runs
+    Meridian Rail"): its names are what the object acts on, not who acts on it."""
+    verb, objects = doing
+    for name in objects:
+        for m in re.finditer(rf"\b{re.escape(name)}(?:['’]s)?\s+([\w-]+)", sentence):
+            if _stem(m.group(1)) == _stem(verb):
+                return True
+    return False
+
+
+# A person's occupation written before their name ("the engineer X", "the cardiologist X", "a shipowner X").
+_OCCUPATION = r"[a-z]+(?:er|or|ist|ian|ant|man|woman|ess|wright|smith|mason|maker|owner)"
+
+
+def _titled(sentence: str, span: str) -> bool:
+    """The sentence writes a person's occupation just before span ("designed by the engineer Agnes Vireo")."""
+    return len(span.split()) >= 2 and bool(
+        re.search(rf"\b(?:the|a|an)\s+(?:[a-z]+\s+)?{_OCCUPATION}\s+{re.escape(span)}\b", sentence)
+    )
+
+
+_ROLE = re.compile(
+    r"\b(?:became|becomes|become|is|was|worked as|works as|work as|served as|serves as|trained as|employed as|"
+    r"practised as|practiced as)\s+(?:an?|the)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)(?=\s*(?:[,.;]|$|\s(?:"
+    r"and|in|at|on|for|with|who|from|of|to|before|after|until|when|while|by)\b))"
+)
+
+
+def role_phrases(sentence: str) -> list[str]:
+    """The occupations a sentence gives someone ("Her brother, X, became a painter and lived in Florence" ->
+    painter; "he worked as a deckhand on fishing trawlers" -> deckhand): a lower-case noun phrase of at most
+    three words after "became a", "worked as a", "is a", ..."""
+    return [m.group(1) for m in _ROLE.finditer(sentence)]
+
+
+def _predicates(sentence: str, noun: str) -> list[str]:
+    """What a sentence says the asked noun is ("Their colours are green and white" -> "green and white" for "what
+    colours"), at most five words; [] when the noun is not the subject of a copula there."""
+    if not noun or len(noun) < 3:
+        return []
+    match = re.search(rf"\b{re.escape(noun)}\w*\s+(?:is|are|was|were)\s+((?:[\w'’&-]+\s+){{0,4}}?[\w'’&-]+)\s*(?:[.;!?]|,\s|$)",
+                      sentence, re.IGNORECASE)  # fmt: skip
+    if match is None or match.group(1).split()[0].casefold() in _ARTICLES | {"not", "also", "still"}:
+        return []
+    return [match.group(1)]
