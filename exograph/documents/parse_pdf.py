@@ -90,7 +90,8 @@ def _corrupt(exc: Exception) -> ParseRefused:
 
 _LIGATURES = {code: unicodedata.normalize("NFKC", chr(code)) for code in range(0xFB00, 0xFB07)}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
-_HYPHEN_BREAK = re.compile(r"(?<=[a-zß-ÿ])-\n(?=[a-zß-ÿ])")
+# "dan-\ngerous", also with spaces or tabs around the line break ("dan- \ngerous", an OCR layer's line ends)
+_HYPHEN_BREAK = re.compile(r"(?<=[a-zß-ÿ])-[ \t]*\n[ \t]*(?=[a-zß-ÿ])")
 _CJK_WORDS = {"HIRAGANA", "KATAKANA", "CJK", "IDEOGRAPHIC", "HALFWIDTH", "FULLWIDTH", "HANGUL"}
 
 

@@ -56,6 +56,21 @@ def test_pdf_text_keeps_page_numbers():
     assert any("TraceMonkey" in block.text for block in result.blocks)
 
 
+def test_a_word_hyphenated_at_a_line_end_is_joined_with_or_without_spaces_around_the_break():
+    from exograph.documents.parse_pdf import text_clean
+
+    assert text_clean("the ferry was over-\nloaded and top- \nheavy, then cap-\t\n  sized") == (
+        "the ferry was overloaded and topheavy, then capsized"
+    )
+    assert text_clean("Page 4 -\nnext") == "Page 4 -\nnext"  # a dash after a number or a space is no hyphen
+    # an OCR text layer writes "dan- " at a line end
+    result = document_text_extract(
+        data=fixture_bytes("pdf/pp_Seige_of_Vicksburg_Sample_OCR.pdf"), content_type=DocumentType.PDF, pages=6
+    )
+    text = "\n".join(block.text for block in result.blocks)
+    assert "conspicuous and dangerous" in " ".join(text.split())
+
+
 def test_pdf_with_empty_user_password_is_read():
     result = document_text_extract(data=fixture_bytes("pdf/pm_dmca.pdf"), content_type=DocumentType.PDF, pages=18)
     assert "Copyright" in " ".join(block.text for block in result.blocks)
