@@ -159,3 +159,40 @@ def test_a_long_document_gives_typed_names_without_its_headings_or_one_off_acron
     assert "WXQ" not in entities  # an acronym written once in a document of several passages
     assert "Kerr" not in entities and "Kerr" in entities["Fiona Kerr"].aliases
     assert entities["Fiona Kerr"].type == "PERSON"
+
+
+def test_a_one_word_person_needs_the_document_to_show_a_person() -> None:
+    texts = [
+        "Compilers for Zephyrine are studied here; the Zephyrine runtime and most Zephyrine programs are small.",
+        "Our scheduler is written in Quolla. As Halvorsen et al. note, Dr. Abernathy measured it first.",
+        "Brisbois later rewrote the allocator, and she kept the old interface. Ingrid Solvang reviewed it.",
+        "Ingrid wrote the tests. Okonkwo (12) proposed a cheaper barrier. Nwosu was a Ghanaian poet and engineer.",
+        "Gramercy is aged 40 in the example. Tenerel appears in one table.",
+    ]
+    people = ["Halvorsen", "Abernathy", "Brisbois", "Ingrid", "Okonkwo", "Nwosu", "Gramercy"]
+    extraction = _document(
+        ("Zephyrine", "PERSON"),  # a language: only things are said of it
+        ("Quolla", "PERSON"),
+        ("Tenerel", "PERSON"),  # nothing said of it at all
+        ("Ingrid Solvang", "PERSON"),  # two words: the model's type stands
+        *((name, "PERSON") for name in people),
+    )
+    judged = {e.name: e.type for e in extraction_common_terms(extraction, texts).entities}
+    assert judged == {
+        "Zephyrine": "CONCEPT",
+        "Quolla": "CONCEPT",
+        "Tenerel": "CONCEPT",
+        "Ingrid Solvang": "PERSON",
+        **dict.fromkeys(people, "PERSON"),
+    }
+
+
+def test_a_language_a_paper_writes_alone_is_no_person_in_the_document_graph() -> None:
+    chunks = [
+        C("a", "Interpreters for dynamic languages such as Zorvex and Kotlin are slow. The Zorvex interpreter spends"),
+        C("b", "its time in dispatch, and Kotlin code is compiled ahead of time. Mirela Hascu timed both on a laptop."),
+        C("c", "Hascu found that Zorvex loops run twice as fast once traced; Kotlin gains less."),
+    ]
+    entities = {e.name: e.type for e in document_extract(chunks).entities}
+    assert entities.get("Mirela Hascu") == "PERSON"
+    assert entities.get("Zorvex") not in (None, "PERSON") and entities.get("Kotlin") not in (None, "PERSON")

@@ -28,6 +28,9 @@ span's text (`name_tidy`) and to the resolved entities of a document (`extractio
   * a name without a letter ("388", "28(1):134–174") is no entity; a person's name holds no digit (but an ordinal: "John
     Wallop, 2nd Earl of Portsmouth") or symbol ("Vince Oct 8-11", "Array //" are CONCEPTs);
   * a code (one or two letters and digits: "T16", "L1") is not a person, place or body: CONCEPT;
+  * a one-word PERSON needs the document to show a person where it writes the word (a title, an initial, "et
+    al.", a verb only people do, a pronoun that follows, a full name it belongs to: people.py); else it is a
+    CONCEPT ("Java", "Ruby", "TraceMonkey" in a paper on compilers), or no entity when also written in lowercase;
   * a capitalised name that is a typed name and a place the document has, side by side ("Katrina New Orleans":
     table cells or a line break), is no entity of its own; not when the first is a person's name (a surname may
     be typed anything, "Jack London" is one person).
@@ -39,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from exograph.documents.extraction.people import person_shown, person_words
 from exograph.documents.extraction.types import Entity, Extraction
 
 _FOOTNOTE = re.compile(r"(?<=\w)[∗*†‡§¶+]+(?:\s.*)?$")
@@ -133,8 +137,9 @@ def _written_lowercase(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w/@.,{{-])(?:{pattern})(?![\w/@}}-]|\.\w)", text) is not None
 
 
-def _verdict(entity: Entity, text: str, chunk_count: int) -> str | None:
-    """The entity's type after the document-wide rules, None to drop it (module docstring)."""
+def _verdict(entity: Entity, text: str, chunk_count: int, full_names: set[str]) -> str | None:
+    """The entity's type after the document-wide rules, None to drop it (module docstring); `full_names` are the
+    words of the document's people named in two words or more (people.person_words)."""
     if entity.type not in _NAME_TYPES:
         return entity.type
     name = entity.name
@@ -152,6 +157,9 @@ def _verdict(entity: Entity, text: str, chunk_count: int) -> str | None:
         return "CONCEPT"  # "Vince Oct 8-11", "ACL-04", "Array //": no person's name
     if _CODE.fullmatch(name):
         return "CONCEPT" if entity.type in ("PERSON", "LOCATION", "ORGANIZATION") else entity.type
+    if entity.type == "PERSON" and len(words) == 1 and not person_shown(name, text, full_names):
+        # "Java", "TraceMonkey", "Aliquam": a word alone needs the document to show a person (people.py)
+        return None if name[:1].isupper() and _written_lowercase(name, text) else "CONCEPT"
     if len(words) > 1 and len({w.casefold() for w in words}) == 1:
         alone = len(re.findall(rf"(?<![\w-]){re.escape(words[0])}(?![\w-])", text))
         return None if alone > 2 * len(re.findall(re.escape(name), text)) else entity.type
@@ -186,7 +194,8 @@ def extraction_common_terms(extraction: Extraction, texts: Sequence[str]) -> Ext
     """The document's entities after the document-wide rules (module docstring): types changed, entities dropped
     with their mentions and relations."""
     text = "\n".join(texts)
-    kinds = {entity.name: _verdict(entity, text, len(texts)) for entity in extraction.entities}
+    full_names = person_words(e.name for e in extraction.entities if e.type == "PERSON")
+    kinds = {entity.name: _verdict(entity, text, len(texts), full_names) for entity in extraction.entities}
     names = {name.casefold(): kind for name, kind in kinds.items() if kind in _NAME_TYPES and kind != "CONCEPT"}
     for entity in extraction.entities:
         words = entity.name.split()
