@@ -99,3 +99,35 @@ SURVEY = (
 )
 def test_the_reader_answers_an_occupation_a_said_noun_and_a_measure(question, answer, texts):
     assert _ask(question, *texts) == answer
+
+
+def _read(question: str, *texts: str):  # type: ignore[no-untyped-def]
+    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+    return extract_answer(
+        question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # the evidence names the thing asked about but never says the asked link of it
+        "When was Seddon Forge founded?",
+        "When was the Orrin viaduct pulled down?",
+    ],
+)
+def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refused(question):
+    result = _read(question, FREIGHT, VIADUCT)
+    assert not result.answered and result.short == "", result
+    assert result.text.startswith("Your documents don't say"), result.text
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who laid out the Orrin viaduct's station yard?", "Piet Hallam"),
+    ],
+)
+def test_a_question_the_evidence_answers_in_other_words_is_still_answered(question, answer):
+    result = _read(question, FREIGHT, VIADUCT)
+    assert result.answered and answer in result.short, result

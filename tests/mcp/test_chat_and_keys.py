@@ -51,6 +51,8 @@ def _check_chat(out: dict[str, object], user) -> None:  # type: ignore[no-untype
     assert retry["message_id"] == body["message_id"]  # the same operation_id: the first answer, charged once
     new = out["new"].structured_content  # type: ignore[attr-defined]
     assert new["session_id"] != session["id"]  # no session_id: a new session
+    # the note never says what the foundation funds: refused, and its charge refunded
+    assert new["answered"] is False and new["usage"]["credits"] == 0, new
     charges = CreditEntry.objects.filter(account__user=user, kind="charge", reference="chat message")
     assert charges.count() == 2
     listed = text_of(out["list"])
@@ -65,7 +67,7 @@ def test_chat_tools_end_to_end_over_streamable_http(live_server_asgi, alice, ali
     fund(alice, 100)
     out = mcp_story(live_server_asgi.url, alice_key, _chat_steps)
     _check_chat(out, alice)
-    assert credit_balance(account=alice) == 100 - 6 - 3 - 3
+    assert credit_balance(account=alice) == 100 - 6 - 3  # the upload, one answer; the refused one refunded
 
 
 def test_chat_tools_end_to_end_over_stdio(live_server_asgi, alice, alice_key, fund):

@@ -328,6 +328,22 @@ def _word_match(wanted: set[str], sentence: str, family: float) -> float:
     return min(1.0, (len(wanted & have) + 0.5 * family) / len(wanted))
 
 
+FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
+
+
+def family_stems(text: str) -> set[int]:
+    """The relation families (their index in RELATION_FAMILIES) a text says in any form of their words."""
+    stems = {_stem(word) for word in _WORD.findall(text.casefold())}
+    return {index for index, family in enumerate(FAMILY_STEMS) if stems & family}
+
+
+def family_words(text: str) -> set[int]:
+    """The relation families (their index in RELATION_FAMILIES) a text names by one of their listed words (a
+    question's: "former" is not "formed")."""
+    words = set(_WORD.findall(text.casefold()))
+    return {index for index, family in enumerate(RELATION_FAMILIES) if words & family}
+
+
 def _families(text: str) -> list[frozenset[str]]:
     words = set(_WORD.findall(text.casefold()))
     return [family for family in RELATION_FAMILIES if words & family]
