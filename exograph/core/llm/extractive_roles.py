@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_text import RELATION_FAMILIES, _stem
+from exograph.core.llm.extractive_text import FAMILY_STEMS, _stem
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
-
-_FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
 def _kin(word: str, verb: str) -> bool:
     """word is verb in another form ("built" / "builds") or of its relation family ("assembled" / "manufactured",
     "managing" / "runs")."""
     said, asked = _stem(word), _stem(verb)
-    return said == asked or any(said in family and asked in family for family in _FAMILY_STEMS)
+    return said == asked or any(said in family and asked in family for family in FAMILY_STEMS)
 
 
 def _agent(sentence: str, span: str, verb: str) -> bool:
