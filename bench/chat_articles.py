@@ -61,6 +61,7 @@ def run(path: Path, *, state: Path | None, engines: tuple[str, ...], out: str) -
         "articles": len(spec["articles"]),
         "questions": len(spec["questions"]),
         "off_topic": len(spec.get("off_topic", [])),
+        "near_topic": len(spec.get("near_topic", [])),
         "ingest_seconds": round(ingest_seconds, 1),
         "machine": platform.platform(),
         "engines": {},
@@ -98,6 +99,10 @@ def run(path: Path, *, state: Path | None, engines: tuple[str, ...], out: str) -
         refused = [
             not _ask(user=user, graph=graph, question=q, engine=engine)["answered"] for q in spec.get("off_topic", [])
         ]
+        # near-topic: questions about things the articles name whose asked link they never state
+        near = [
+            not _ask(user=user, graph=graph, question=q, engine=engine)["answered"] for q in spec.get("near_topic", [])
+        ]
         n = max(1, len(em))
         results["engines"][engine] = {
             "em": round(100 * sum(em) / n, 1),
@@ -105,6 +110,7 @@ def run(path: Path, *, state: Path | None, engines: tuple[str, ...], out: str) -
             "holds": round(100 * sum(held) / n, 1),
             "answered": round(100 * sum(answered) / n, 1),
             "off_topic_refused": round(100 * sum(refused) / max(1, len(refused)), 1),
+            "near_topic_refused": round(100 * sum(near) / max(1, len(near)), 1) if near else None,
             "median_ms": round(statistics.median(ms), 1) if ms else 0.0,
         }
         print(f"{engine}: {results['engines'][engine]}", flush=True)
@@ -121,16 +127,17 @@ def markdown(results: dict[str, Any]) -> str:
         "# Chat over uploaded articles (bench/chat_articles.py)",
         "",
         f"Set {results['set']}: {results['articles']} articles, {results['questions']} questions, "
-        f"{results['off_topic']} off-topic; model snap, the offline extractive default. "
+        f"{results['off_topic']} off-topic, {results.get('near_topic', 0)} near-topic; model snap, the offline extractive default. "
         f"Load average {' '.join(results['load_average'])}.",
         "",
-        "| engine | EM | F1 | answer holds gold % | answered % | off-topic refused % | median ms |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| engine | EM | F1 | answer holds gold % | answered % | off-topic refused % | near-topic refused % "
+        "| median ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for engine, m in results["engines"].items():
         lines.append(
             f"| {engine} | {m['em']} | {m['f1']} | {m['holds']} | {m['answered']} | {m['off_topic_refused']} "
-            f"| {m['median_ms']} |"
+            f"| {m.get('near_topic_refused') if m.get('near_topic_refused') is not None else '-'} | {m['median_ms']} |"
         )
     return "\n".join(lines) + "\n"
 
