@@ -131,3 +131,24 @@ def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refus
 def test_a_question_the_evidence_answers_in_other_words_is_still_answered(question, answer):
     result = _read(question, FREIGHT, VIADUCT)
     assert result.answered and answer in result.short, result
+
+
+RESERVOIR = (
+    "Notes on the Hollin reservoir\n\n"
+    "The survey work was carried out by Fennick Partners, and the dam was raised by Corlow Civil in 2019. "
+    "The new reservoir can hold 4.2 million cubic metres of water. Under the county's plan the visitor kiosk is "
+    "staffed by a village charity, Moorside Friends, which also keeps the footpaths. Its engineer, Alun Pryde, "
+    "trained at the Delft Institute after growing up in Hull."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Which firm did the surveying for the Hollin reservoir?", "Fennick Partners"),  # "carried out by"
+        ("Who staffs the reservoir's visitor kiosk?", "Moorside Friends"),  # the doer after its description
+        ("How much water does the Hollin reservoir store?", "4.2 million cubic metres"),
+    ],
+)
+def test_the_doer_and_a_measure_written_in_longer_phrases(question, answer):
+    assert _ask(question, RESERVOIR) == answer

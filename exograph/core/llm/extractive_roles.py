@@ -22,8 +22,13 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
     """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
     "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
     name = re.escape(span)
-    passive = re.finditer(rf"\b([\w-]+)\s+by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}{name}\b", sentence)
-    if any(_kin(m.group(1), verb) for m in passive):
+    # the verb may stand up to three words before "by" ("the design work was carried out by Arup"), and the doer
+    # may follow its description ("run by a local social enterprise, Green Spoon")
+    passive = re.finditer(
+        rf"\b((?:[\w-]+\s+){{1,3}})by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}(?:[a-z][\w-]*,\s+)?{name}\b",
+        sentence,
+    )
+    if any(_kin(word, verb) for m in passive for word in m.group(1).split()):
         return True
     role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
     return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)

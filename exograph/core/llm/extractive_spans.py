@@ -173,9 +173,9 @@ def _answer_type(question: str) -> str:
 def _measured(sentence: str, number: re.Match[str]) -> str:
     """The number with the unit of measure written after it ("340 tonnes", "7 mmHg", "eighteen months"), or ""."""
     unit = _MEASURE.match(sentence, number.end())
-    if unit is None or unit.group(1).casefold() not in _UNITS:
+    if unit is None or unit.group(2).casefold() not in _UNITS:
         return ""
-    return f"{number.group(0)} {unit.group(1)}"
+    return f"{number.group(0)} {unit.group(1) or ''}{unit.group(2)}"
 
 
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:

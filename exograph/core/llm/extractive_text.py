@@ -27,7 +27,8 @@ _OPENERS = frozenset(
     "the a an however but and so then also in on at for this that these those it its there their our we "
     "i you he she they yes no according based both each every some many most when while although if "
     "after before since as by from with who whom whose what which where why how is are was were do does "
-    "did can could has have had will would should his her".split()
+    "did can could has have had will would should his her under during since until among across through "
+    "despite without within between following unlike upon throughout".split()
 )
 _CONNECTORS = frozenset("of de del della der van von la le du da di y and & the for on upon".split())
 _MONTHS = (
@@ -52,7 +53,7 @@ _UNITS = frozenset(
     "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
     "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
 )
-_MEASURE = re.compile(r"\s+(?:of\s+an?\s+)?([A-Za-z%]+)")
+_MEASURE = re.compile(r"\s+(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
 _CALENDAR = re.compile(
     rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
     re.IGNORECASE,
