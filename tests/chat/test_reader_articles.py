@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from exograph.chat.generation import _entity_types, _similarity
-from exograph.core.llm.extractive import Statement, extract_answer
 from exograph.core.llm.extractive_text import _stem, pronoun_referents, resolved
+from tests.chat.reading import read_as_chat
 
 MILL = (
     "Valley gazette, autumn number\n\n"
@@ -26,10 +25,7 @@ CLUB = (
 
 
 def _ask(question: str, *texts: str) -> str:
-    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
-    return extract_answer(
-        question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
-    ).short
+    return read_as_chat(question, *texts).short
 
 
 def test_a_pronoun_stands_for_the_nearest_name_before_it_and_a_run_of_them_keeps_it():

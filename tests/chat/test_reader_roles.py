@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from exograph.chat.generation import _entity_types, _similarity
-from exograph.core.llm.extractive import Statement, extract_answer
 from exograph.core.llm.extractive_spans import asked_object, asked_verb
 from exograph.core.llm.extractive_text import _stem
+from tests.chat.reading import read_as_chat
 
 FREIGHT = (
     "Kestrel Freight yearly review\n\n"
@@ -32,10 +31,7 @@ CHOIR = (
 
 
 def _ask(question: str, *texts: str) -> str:
-    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
-    return extract_answer(
-        question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
-    ).short
+    return read_as_chat(question, *texts).short
 
 
 def test_an_irregular_past_form_is_read_as_its_verb():
@@ -101,13 +97,6 @@ def test_the_reader_answers_an_occupation_a_said_noun_and_a_measure(question, an
     assert _ask(question, *texts) == answer
 
 
-def _read(question: str, *texts: str):  # type: ignore[no-untyped-def]
-    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
-    return extract_answer(
-        question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
-    )
-
-
 @pytest.mark.parametrize(
     "question",
     [
@@ -117,7 +106,7 @@ def _read(question: str, *texts: str):  # type: ignore[no-untyped-def]
     ],
 )
 def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refused(question):
-    result = _read(question, FREIGHT, VIADUCT)
+    result = read_as_chat(question, FREIGHT, VIADUCT)
     assert not result.answered and result.short == "", result
     assert result.text.startswith("Your documents don't say"), result.text
 
@@ -129,7 +118,7 @@ def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refus
     ],
 )
 def test_a_question_the_evidence_answers_in_other_words_is_still_answered(question, answer):
-    result = _read(question, FREIGHT, VIADUCT)
+    result = read_as_chat(question, FREIGHT, VIADUCT)
     assert result.answered and answer in result.short, result
 
 
