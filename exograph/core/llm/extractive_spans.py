@@ -186,9 +186,9 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     if kind == "number":
         found = list(_NUMBER.finditer(sentence))
         return [(measure and _measured(sentence, m)) or m.group(0) for m in found]
-    # "Kestrel Freight's chief executive": the name, not its possessive
     if kind == "role":
         return role_phrases(sentence)
+    # "Kestrel Freight's chief executive": the name, not its possessive
     names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name.isdigit()))
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]

@@ -341,8 +341,7 @@ def family_stems(text: str) -> set[int]:
 def family_words(text: str) -> set[int]:
     """The relation families (their index in RELATION_FAMILIES) a text names by one of their listed words (a
     question's: "former" is not "formed")."""
-    words = set(_WORD.findall(text.casefold()))
-    return {index for index, family in enumerate(RELATION_FAMILIES) if words & family}
+    return {RELATION_FAMILIES.index(family) for family in _families(text)}
 
 
 def _families(text: str) -> list[frozenset[str]]:
