@@ -220,7 +220,7 @@ class ResearchListCreateApi(APIView):
     )
     def post(self, request: Request) -> Any:
         """create_research_session: validate (nothing held on bad input), hold, queue; 202. dry_run: the quote."""
-        data = validated(self.ResearchCreateSerializer, request.data)
+        data = validated(self.ResearchCreateSerializer, request.data, strict=True)
         meter = Meter.from_request(request, endpoint=CREATE_ENDPOINT)
         # The session as asked for: a quote and the real call validate and decide on the same arguments.
         asked: dict[str, Any] = {

@@ -188,7 +188,7 @@ class ChatSessionListCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         """create_chat_session (free). 400 unknown model/engine or web unconfigured; 404 unreadable graph_id."""
-        data = validated(self.CreateSerializer, request.data)
+        data = validated(self.CreateSerializer, request.data, strict=True)
         session = chat_session_create(
             actor=actor_of(request),
             title=data.get("title") or "",
@@ -266,7 +266,7 @@ class ChatMessageCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         """send_chat_message: validate (nothing charged on bad input), charge, answer."""
-        data = validated(self.SendSerializer, request.data)
+        data = validated(self.SendSerializer, request.data, strict=True)
         actor = actor_of(request)
         plan = chat_message_prepare(
             actor=actor,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -195,11 +196,39 @@ def actor_of(request: Request) -> User:
     return user
 
 
-def validated(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
-    """Validate input with a serializer; shape errors become the 400 envelope."""
+def validated(
+    serializer_class: type[serializers.Serializer],
+    data: Any,
+    *,
+    strict: bool = False,
+    also: tuple[str, ...] = (),
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Validate input with a serializer; shape errors become the 400 envelope. strict (a paid request's body): a
+    field the serializer does not take, nor `also` (read elsewhere, e.g. dry_run by the Meter), is a 400
+    unknown_field naming the nearest field, never silently dropped to run (and charge) with its default."""
     serializer = serializer_class(data=data, **kwargs)
+    if strict and hasattr(data, "keys"):
+        known = [*serializer.fields, *also]
+        unknown = sorted(str(name) for name in data.keys() if name not in known)
+        if unknown:
+            raise _unknown_field(unknown, known)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def _unknown_field(unknown: list[str], known: list[str]) -> ExoGraphError:
+    from exograph.core.errors import ValidationError
+
+    name = unknown[0][:60]
+    near = [field for field in known if name.lower() in field or field in name.lower()]
+    near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
+    named = ", ".join(repr(field[:60]) for field in unknown[:5])
+    return ValidationError(
+        f"Unknown field{'s' if len(unknown) > 1 else ''} {named}; this endpoint takes: {', '.join(known)}.",
+        code="unknown_field",
+        hint=(f"Did you mean '{near[0]}'? " if near else "") + "Rename or remove it; see /api/docs/ for the fields.",
+    )
 
 
 def api_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

@@ -250,7 +250,7 @@ class DocumentListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         """upload_document: 5 credits + 1 per page; Idempotency-Key and dry_run=true supported."""
         meter = Meter.from_request(request, endpoint=UPLOAD_ENDPOINT)
-        data = validated(self.UploadSerializer, request.data)
+        data = validated(self.UploadSerializer, request.data, strict=True, also=("dry_run",))
         upload = _upload_from(data)
         prepared = document_upload_prepare(
             actor=meter.account,

@@ -119,6 +119,8 @@ def test_dry_run_quotes_ponder_and_charges_nothing(alice, alice_client, fund):  
         ({"message": "hi", "model": "gpt-9"}, "invalid_model"),
         ({"message": "hi", "reasoning_engine": "psychic"}, "invalid_reasoning_engine"),
         ({"message": "hi", "reasoning_engine": "web"}, "web_search_not_configured"),
+        # A misspelt field would silently fall back to its default and be charged for it.
+        ({"message": "Which answer do passages give?", "engine": "rag"}, "unknown_field"),
     ],
 )
 def test_bad_message_is_400_naming_the_fix_and_charges_nothing(alice, alice_client, fund, payload, code):  # type: ignore[no-untyped-def]
@@ -134,6 +136,8 @@ def test_bad_message_is_400_naming_the_fix_and_charges_nothing(alice, alice_clie
         assert "rag, graph, web" in error["message"]
     if code == "web_search_not_configured":
         assert "WEB_SEARCH_URL" in error["hint"]
+    if code == "unknown_field":
+        assert "'engine'" in error["message"] and "reasoning_engine" in error["hint"]
     assert credit_balance(account=alice) == before and not ChatSession.objects.exists()
 
 

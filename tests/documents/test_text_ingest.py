@@ -98,8 +98,10 @@ def test_multipart_txt_and_base64_md_files_are_text_documents(alice_client, fund
             },
             "invalid_text_encoding",
         ),
+        # 'scope' is not graph_scope: ignoring it would file a document meant for the world graph as private.
+        ({"text": "Skerryvore light was lit in 1844.", "title": "Lights", "scope": "world"}, "unknown_field"),
     ],
-    ids=["empty", "whitespace", "no-title", "bad-url", "empty-file", "binary", "pdf-as-md", "latin1"],
+    ids=["empty", "whitespace", "no-title", "bad-url", "empty-file", "binary", "pdf-as-md", "latin1", "unknown-field"],
 )
 def test_bad_text_uploads_are_clear_400s_and_cost_nothing(alice_client, funded, payload, code):
     response = alice_client.post(URL, payload, format="json")

@@ -97,6 +97,7 @@ BAD_INPUT = [
     ({"query": "quantum", "date_from": "2024-02-01", "date_to": "2024-01-01"}, 400, "invalid_date_range"),
     ({"query": "quantum", "date_from": "yesterday"}, 400, "invalid"),
     ({"query": "quantum", "watch": "hourly"}, 400, "invalid"),
+    ({"query": "tidal barrage sediment", "budget": 60}, 400, "unknown_field"),  # budget_credits, misspelt
 ]
 
 
