@@ -109,7 +109,11 @@ def content_decode_base64(value: str) -> bytes:
 def size_check(size: int) -> None:
     """Refuse empty files and files over DOCUMENTS_MAX_BYTES."""
     if size == 0:
-        raise ValidationError("The file is empty (0 bytes).", code="empty_file", hint="Upload a non-empty PDF or DOCX.")
+        raise ValidationError(
+            "The file is empty (0 bytes).",
+            code="empty_file",
+            hint="Upload a file with content: a PDF, a Word .docx, a plain-text .txt or a Markdown .md.",
+        )
     limit = settings.DOCUMENTS_MAX_BYTES
     if size > limit:
         raise PayloadTooLarge(

@@ -277,6 +277,16 @@ def test_empty_multipart_file_is_refused(alice_client, funded):
     assert response.json()["error"]["code"] == "empty_file"
 
 
+def test_an_empty_note_is_refused_with_a_hint_that_names_notes_too(alice_client, funded):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = alice_client.post(URL, {"file": SimpleUploadedFile("minutes.txt", b"")}, format="multipart")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "empty_file" and ".txt" in error["hint"]  # not only "a PDF or DOCX"
+    assert credit_balance(account=funded) == 1000
+
+
 @pytest.mark.parametrize(
     ("make", "code"), [(zip_bomb_docx, "docx_decompression_limit"), (billion_laughs_docx, "docx_xml_entities")]
 )
