@@ -18,7 +18,12 @@ from exograph.documents.selectors import document_list_for_user
 from exograph.graphs.forms import GraphCreateForm, GraphRenameForm, SearchForm, WorldEntityForm
 from exograph.graphs.merges import graph_merges_for_owner
 from exograph.graphs.models import WORLD_GRAPH_ID
-from exograph.graphs.selectors import MAX_EXPLORE_HOPS, graph_get_for_user, graph_list_for_user
+from exograph.graphs.selectors import (
+    MAX_EXPLORE_HOPS,
+    graph_get_for_user,
+    graph_list_for_user,
+    graphs_holding_knowledge_for_user,
+)
 from exograph.graphs.services import entities_search, graph_create, graph_delete, graph_rename, world_entity_lookup
 
 
@@ -154,6 +159,8 @@ def explore(request: HttpRequest, graph_id: str = WORLD_GRAPH_ID) -> HttpRespons
         # The overview's document filter: the user's own documents in this graph.
         "documents": document_list_for_user(user=user).filter(graph=graph)[:200],
         "overview_size": size if (size := request.GET.get("size", "")) in ("150", "500", "2000") else "150",
+        # An empty graph (the World Graph before anyone shares) points to the user's graphs that hold knowledge.
+        "elsewhere": [] if graph.entity_count else graphs_holding_knowledge_for_user(user=user, besides=graph.id),
     }
     return render(request, "graphs/explore.html", context)
 

@@ -86,3 +86,16 @@ def test_merges_page_lists_the_forms_for_the_owner_only(alice, charlie, write_re
     assert foreign.status_code == 404 and "Harbour" not in foreign.content.decode()
     assert f"/graphs/{graph.id}/merges/" not in other.get("/graphs/world/explore/").content.decode()
     assert other.get("/graphs/world/merges/").status_code == 403
+
+
+def test_an_empty_world_graph_in_the_explorer_points_to_the_graphs_that_hold_your_documents(alice) -> None:  # type: ignore[no-untyped-def]
+    # A newcomer's uploads land in a private graph; the explorer opens the World Graph, which holds nothing yet.
+    kept = graph_create(actor=alice, name="Parish records", scope=Scope.PRIVATE)
+    Graph.objects.filter(pk=kept.pk).update(entity_count=12)
+    graph_create(actor=alice, name="Still empty", scope=Scope.PRIVATE)
+    html = logged_in(alice).get("/graphs/explore/").content.decode()
+    assert 'id="explore-elsewhere"' in html
+    note = html.split('id="explore-elsewhere"', 1)[1].split("</p>", 1)[0]
+    assert f'href="/graphs/{kept.id}/explore/"' in note and "12 entities" in note and "Still empty" not in note
+    # A graph that holds entities needs no pointer elsewhere.
+    assert 'id="explore-elsewhere"' not in logged_in(alice).get(f"/graphs/{kept.id}/explore/").content.decode()

@@ -17,7 +17,12 @@ from exograph.graphs.selectors.explorer import (
     graph_explore,
     graph_overview,
 )
-from exograph.graphs.selectors.graphs import embedder_check, graph_get_for_user, graph_list_for_user
+from exograph.graphs.selectors.graphs import (
+    embedder_check,
+    graph_get_for_user,
+    graph_list_for_user,
+    graphs_holding_knowledge_for_user,
+)
 from exograph.graphs.selectors.search import MAX_N_RESULTS, MAX_QUERY_LENGTH, search_graphs_for_user
 from exograph.graphs.selectors.viewer import document_contents_read
 from exograph.graphs.selectors.world import MAX_RELATED, world_entity_read
@@ -36,6 +41,7 @@ __all__ = [
     "graph_get_for_user",
     "graph_list_for_user",
     "graph_overview",
+    "graphs_holding_knowledge_for_user",
     "search_graphs_for_user",
     "world_entity_read",
 ]

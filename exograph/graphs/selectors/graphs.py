@@ -59,3 +59,10 @@ def graph_list_for_user(*, user: User, scope: Scope | None) -> list[Graph]:
     else:
         condition = mine | Q(id=WORLD_GRAPH_ID)
     return list(Graph.objects.filter(condition).order_by("-created"))
+
+
+def graphs_holding_knowledge_for_user(*, user: User, besides: str, limit: int = 5) -> list[Graph]:
+    """The user's own graphs that hold entities, most first, other than `besides`: where the explorer points
+    when the graph it opened (the World Graph, by default) is still empty."""
+    found = Graph.objects.filter(owner=user, entity_count__gt=0).exclude(id=besides)
+    return list(found.order_by("-entity_count", "-created")[:limit])
