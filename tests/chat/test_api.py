@@ -35,6 +35,14 @@ def test_create_list_get_rename_delete_session(alice_client):  # type: ignore[no
     assert alice_client.get(f"{SESSIONS}{body['id']}/").status_code == 404
 
 
+def test_a_session_asked_for_with_a_misspelt_engine_field_is_refused_not_made_with_the_default(alice_client):  # type: ignore[no-untyped-def]
+    response = alice_client.post(SESSIONS, {"title": "Tide tables", "engine": "graph"}, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "unknown_field" and "reasoning_engine" in error["hint"]
+    assert not ChatSession.objects.exists()
+
+
 def test_session_list_is_cursor_paged(alice_client):  # type: ignore[no-untyped-def]
     ids = [alice_client.post(SESSIONS, {"title": f"s{i}"}, format="json").json()["id"] for i in range(3)]
     first = alice_client.get(SESSIONS, {"limit": 2}).json()
