@@ -111,14 +111,37 @@ def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refus
     assert result.text.startswith("Your documents don't say"), result.text
 
 
+DEPOT = (
+    "Marrow Quay depot history\n\n"
+    "Conrad Lusk joined Kestrel Freight in 1988 and ran the Marrow Quay depot for twenty years. "
+    "The choir's conductor, Isla Ferrant, was born in Dunmore in 1979."
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # the only sentence of the asked link is about someone another passage names
+        "Where was Odile Baptiste born?",
+        # the sentences naming him say other links of his (joined, ran, replaced as chief), never his death
+        "When did Conrad Lusk die?",
+    ],
+)
+def test_a_sentence_about_someone_else_or_another_link_of_the_asked_one_is_refused(question):
+    result = read_as_chat(question, FREIGHT, CHOIR, DEPOT)
+    assert not result.answered and result.short == "", result
+
+
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
-        ("Who laid out the Orrin viaduct's station yard?", "Piet Hallam"),
+        # the passage names the depot; its sentence says two links of Conrad Lusk's, one of them the asked one
+        ("Who was in charge of the depot at Marrow Quay?", "Conrad Lusk"),
+        ("Which town was Isla Ferrant born in?", "Dunmore"),
     ],
 )
 def test_a_question_the_evidence_answers_in_other_words_is_still_answered(question, answer):
-    result = read_as_chat(question, FREIGHT, VIADUCT)
+    result = read_as_chat(question, FREIGHT, VIADUCT, DEPOT)
     assert result.answered and answer in result.short, result
 
 

@@ -20,6 +20,7 @@ from exograph.core.llm.extractive_text import (
     _RELATIVE,
     _WH,
     _WORD,
+    RELATION_FAMILIES,
     _all_stems,
     _families,
     _found,
@@ -27,6 +28,7 @@ from exograph.core.llm.extractive_text import (
     _stem,
     _stems,
     names_in,
+    says_another_relation,
 )
 
 # The second link's match to the outer relation below which the chain is not followed.
@@ -66,6 +68,7 @@ def _follow_chain(
     asked_names = names_in(question)
     question_stems = _stems(question)
     question_families = _families(question)
+    named_indices = {RELATION_FAMILIES.index(f) for f in question_families}
     antecedent = _antecedent(question)
     described = head_noun(question)
     verb = asked_object(question) if kind == "name" else ""
@@ -78,6 +81,7 @@ def _follow_chain(
             continue  # the first link names what the question names (itself, or by a pronoun for its passage's)
         first_families = _families(first.text)
         open_families = [f for f in question_families if f not in first_families]
+        open_indices = {RELATION_FAMILIES.index(f) for f in open_families}
         family_words = {_stem(w) for f in question_families for w in f}
         remaining = question_stems - _stems(first.text) - family_words
         wanted = len(remaining) + len(open_families)
@@ -92,6 +96,8 @@ def _follow_chain(
             for second in sentences:
                 if second.text == first.text or not _found(bridge, second.text):
                     continue
+                if says_another_relation(open_indices, named_indices, second.text):
+                    continue  # "Marendt was born in 1971" is not when her husband died
                 hits = len(remaining & _stems(second.text)) + sum(
                     1 for f in open_families if f in _families(second.text)
                 )

@@ -338,6 +338,29 @@ def family_stems(text: str) -> set[int]:
     return {index for index, family in enumerate(FAMILY_STEMS) if stems & family}
 
 
+def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
+    """Whether a text says a relation family (RELATION_FAMILIES' index) the question does not name and none of the
+    asked ones: "Ilse Marendt was born in Graz in 1971" for "When did Joaquim Reis die?" (asked: die; said: born),
+    "the design work was carried out by Arup" for "Who owns Arup?". `named` are all the question's families (a
+    chain's first link says one of them, and that is not another relation)."""
+    said = family_stems(text)
+    return bool(asked) and not asked & said and bool(said - named)
+
+
+def names_the_subject(question: str, passage: str) -> bool:
+    """Whether a passage names what the question names (a word of one of its names; figures aside), or the
+    question names nothing. A sentence often names its subject by a description ("the garden", "the company's")
+    or a pronoun its passage resolves, so the passage, not the sentence, must name it."""
+    words = {
+        word
+        for key in _question_keys(question)
+        if not key[:1].isdigit()
+        for word in key.split()
+        if word.casefold() not in _CONNECTORS
+    }
+    return not words or any(_found(word, passage) for word in words)
+
+
 def family_words(text: str) -> set[int]:
     """The relation families (their index in RELATION_FAMILIES) a text names by one of their listed words (a
     question's: "former" is not "formed")."""
