@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -9,6 +10,8 @@ from celery import Celery
 from celery.signals import worker_process_init
 
 from exograph.core.broker import broker_is_amqp, redis_transport_register
+
+logger = logging.getLogger(__name__)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exograph.settings")
 # The worker must survive a broker restart mid-task (exograph/core/broker.py).
@@ -53,9 +56,14 @@ def _embedder_warm_at_process_init(**_: object) -> None:
 
     if not settings.EMBEDDING_WARM_START:
         return
+    from exograph.documents.extraction import extraction_warm
     from exograph.graphs.embeddings import embedder_warm
 
     try:
         embedder_warm()
     except Exception:  # logged; the first task loads it again (or fails naming the model)
         return
+    try:
+        extraction_warm()  # the NER model (~50 MB): else it loads in the first extraction, inside a task's time
+    except Exception:  # the first extraction loads it again, or works on its rules alone (logged there)
+        logger.warning("extraction model warm-up failed", exc_info=True)

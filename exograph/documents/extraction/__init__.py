@@ -6,7 +6,8 @@ entities by normalised name within the document and keeps the other surface form
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.conf import settings
 from exograph.core.language import language_text, text_is_language
 from exograph.documents.extraction.llm import EXTRACTION_SCHEMA, InvalidLLMOutput, LLMExtractor, llm_output_validate
 from exograph.documents.extraction.names import extraction_common_terms
+from exograph.documents.extraction.ner import ner_read_ahead
 from exograph.documents.extraction.offline import OfflineExtractor
 from exograph.documents.extraction.resolve import (
     PRUNE_MIN_CHUNKS,
@@ -48,6 +50,8 @@ __all__ = [
     "Relation",
     "document_extract",
     "extraction_chunks",
+    "extraction_read_ahead",
+    "extraction_warm",
     "extraction_from_json",
     "extraction_prune",
     "extraction_resolve",
@@ -82,6 +86,27 @@ def extraction_chunks(chunks: Sequence[ChunkLike]) -> list[ChunkLike]:
         text = language_text(chunk.text)
         kept.append(chunk if text == chunk.text else _LanguageChunk(id=chunk.id, text=text))
     return kept
+
+
+def extraction_warm() -> None:
+    """Load what the configured extractor reads with now (the offline one's NER model and keyphrase module), so the
+    first document a worker extracts does not wait for it: a worker process does this at start, beside the
+    embedding model (exograph/celery.py)."""
+    if isinstance(extractor_get(), OfflineExtractor):
+        OfflineExtractor.warm()
+
+
+@contextmanager
+def extraction_read_ahead(
+    documents: Iterable[Sequence[ChunkLike]], *, extractor: Extractor | None = None
+) -> Iterator[None]:
+    """For the document_extract calls of this thread inside the block, over these documents' chunks: the offline
+    extractor's model reads all their language at once (ner.ner_read_ahead), not a document at a time. Each
+    document's extraction is the same as without it."""
+    chosen = extractor or extractor_get()
+    texts = [chunk.text for chunks in documents for chunk in extraction_chunks(chunks)]
+    with ner_read_ahead(texts) if isinstance(chosen, OfflineExtractor) else nullcontext():
+        yield
 
 
 def document_extract(chunks: Sequence[ChunkLike], *, extractor: Extractor | None = None) -> Extraction:

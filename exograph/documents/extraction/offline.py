@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from exograph.documents.extraction.names import name_tidy
-from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_read, pos_tags
+from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_model, ner_read, pos_tags
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
 from exograph.documents.extraction.verbs import verb_lemma
@@ -303,6 +303,14 @@ class OfflineExtractor:
 
     name = "offline"
     max_entities_per_sentence = 10
+
+    @staticmethod
+    def warm() -> None:
+        """Load the NER model and the keyphrase module now rather than in the first extract (1-4 s on a busy
+        machine)."""
+        import yake  # noqa: F401
+
+        ner_model()
 
     def extract(self, chunks: Sequence[ChunkLike]) -> Extraction:
         entities: list[Entity] = []

@@ -30,7 +30,7 @@ from exograph.core.leases import lease_queued
 from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.events import document_events_coalesced, document_events_flush
-from exograph.documents.extraction import document_extract
+from exograph.documents.extraction import document_extract, extraction_read_ahead
 from exograph.documents.extraction.types import Extraction
 from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
 from exograph.documents.services.stages import (
@@ -225,14 +225,17 @@ def _chunk_texts(document_ids: list[str]) -> dict[str, list[ChunkText]]:
 
 
 def _extractions(chunks: dict[str, list[ChunkText]]) -> dict[str, Extraction]:
-    """Each document's extraction (no I/O); a document whose extraction fails is left out: its embed stage
-    extracts it again and records the failure on it."""
+    """Each document's extraction (no I/O), the group's chunks read by the NER model in one pass; a document whose
+    extraction fails is left out: its embed stage extracts it again and records the failure on it."""
     found: dict[str, Extraction] = {}
-    for document_id, texts in chunks.items():
-        try:
-            found[document_id] = document_extract(texts)
-        except Exception:
-            logger.warning("document %s: extraction beside the group's embedding failed", document_id, exc_info=True)
+    with extraction_read_ahead(chunks.values()):
+        for document_id, texts in chunks.items():
+            try:
+                found[document_id] = document_extract(texts)
+            except Exception:
+                logger.warning(
+                    "document %s: extraction beside the group's embedding failed", document_id, exc_info=True
+                )
     return found
 
 
