@@ -183,7 +183,9 @@ def _extractive(
             synthesis.findings.append(
                 {"text": sentence[:FINDING_CHARS], "citations": numbers, "sub_question": question}
             )
-        if not added:
+        # Answered by sentences already listed (under an earlier sub-question) or past the findings' cap is still
+        # answered: only a sub-question the reader found no sentence for is one the sources do not answer.
+        if not added and not extracted.sentences:
             synthesis.unanswered.append(question)
     for question in synthesis.unanswered[:3]:
         synthesis.open_questions.append(f"The sources do not answer: {question[:200]}")

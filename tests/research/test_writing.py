@@ -50,6 +50,23 @@ def test_findings_are_cited_sentences_grouped_by_sub_question_and_the_unanswered
     assert f"The sources do not answer: {asked[1]}" in synthesis.open_questions
 
 
+def test_a_sub_question_answered_by_a_sentence_already_listed_is_not_called_unanswered(settings) -> None:
+    settings.RESEARCH_PROVIDER = "extractive"
+    note = SourceDigest(
+        number=1,
+        kind="local",
+        title="ferry note",
+        text="The Ardmore ferry pier was lengthened in 2021 to take the larger vessel.\n"
+        "The council paid for the work from its harbour reserve.",
+    )
+    asked = ["when the Ardmore ferry pier was lengthened", "Ardmore ferry pier"]
+    synthesis = research_synthesise(topic=asked[0], model="snap", sources=[note], facts=[], sub_questions=asked)
+    assert any("lengthened in 2021" in f["text"] for f in synthesis.findings), synthesis
+    # The second sub-question's sentence is the one listed under the first: the sources do answer it.
+    assert asked[1] not in synthesis.unanswered, synthesis
+    assert not any(asked[1] in q for q in synthesis.open_questions)
+
+
 def test_the_read_test_takes_a_source_about_the_topic_in_other_words_and_leaves_one_that_is_not() -> None:
     title, text, _url = QUANTUM[0]
     topic = "How do surface codes shield qubits against noise?"
