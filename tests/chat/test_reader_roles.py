@@ -113,7 +113,8 @@ def test_a_question_on_a_named_thing_whose_link_the_evidence_never_says_is_refus
 
 DEPOT = (
     "Marrow Quay depot history\n\n"
-    "Conrad Lusk joined Kestrel Freight in 1988 and ran the Marrow Quay depot for twenty years. "
+    "Conrad Lusk joined Kestrel Freight in 1988 and ran the Marrow Quay depot for twenty years. In 2009 the depot "
+    "was sold to Harrow Logistics. "
     "The choir's conductor, Isla Ferrant, was born in Dunmore in 1979."
 )
 
@@ -137,6 +138,8 @@ def test_a_sentence_about_someone_else_or_another_link_of_the_asked_one_is_refus
     [
         # the passage names the depot; its sentence says two links of Conrad Lusk's, one of them the asked one
         ("Who was in charge of the depot at Marrow Quay?", "Conrad Lusk"),
+        # sold to X says who bought it: a relation and its converse are one link
+        ("Which company purchased the Marrow Quay depot?", "Harrow Logistics"),
         ("Which town was Isla Ferrant born in?", "Dunmore"),
     ],
 )

@@ -329,6 +329,9 @@ def _word_match(wanted: set[str], sentence: str, family: float) -> float:
     return min(1.0, (len(wanted & have) + 0.5 * family) / len(wanted))
 
 
+# Families that say one link from its two ends: who owns X / who X was sold to.
+_OWN, _SELL = 0, 4
+CONVERSE = {_OWN: _SELL, _SELL: _OWN}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
@@ -342,9 +345,11 @@ def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
     """Whether a text says a relation family (RELATION_FAMILIES' index) the question does not name and none of the
     asked ones: "Ilse Marendt was born in Graz in 1971" for "When did Joaquim Reis die?" (asked: die; said: born),
     "the design work was carried out by Arup" for "Who owns Arup?". `named` are all the question's families (a
-    chain's first link says one of them, and that is not another relation)."""
+    chain's first link says one of them, and that is not another relation). A relation and its converse are one
+    ("the press was sold to X" says who bought it)."""
     said = family_stems(text)
-    return bool(asked) and not asked & said and bool(said - named)
+    asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE}
+    return bool(asked) and not asked & said and bool(said - named - {CONVERSE.get(i, -1) for i in named})
 
 
 def names_the_subject(question: str, passage: str) -> bool:
