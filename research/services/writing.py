@@ -150,6 +150,12 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _whole(sentence: str) -> bool:
+    """A finding is a whole sentence: it ends in . ! or ? (before closing quotes or brackets), never a heading
+    line such as a note's title ('Glenmore Dam Survey - field notes')."""
+    return sentence.rstrip().rstrip("\"'”’)]").endswith((".", "!", "?"))
+
+
 def _extractive(
     *,
     topic: str,
@@ -171,10 +177,13 @@ def _extractive(
         if not extracted.answered:
             synthesis.unanswered.append(question)
             continue
-        added = 0
+        added = listed = 0  # listed: whole sentences that answer it but are already findings, or past the cap
         for n, sentence in extracted.sentences:
             key = _norm(sentence)
+            if not _whole(sentence):
+                continue
             if key in seen or added >= per_question or len(synthesis.findings) >= limit:
+                listed += 1
                 continue
             seen.add(key)
             added += 1
@@ -183,9 +192,9 @@ def _extractive(
             synthesis.findings.append(
                 {"text": sentence[:FINDING_CHARS], "citations": numbers, "sub_question": question}
             )
-        # Answered by sentences already listed (under an earlier sub-question) or past the findings' cap is still
-        # answered: only a sub-question the reader found no sentence for is one the sources do not answer.
-        if not added and not extracted.sentences:
+        # Answered by whole sentences already listed (under an earlier sub-question) or past the findings' cap is
+        # still answered: only a sub-question with no whole sentence for it is one the sources do not answer.
+        if not added and not listed:
             synthesis.unanswered.append(question)
     for question in synthesis.unanswered[:3]:
         synthesis.open_questions.append(f"The sources do not answer: {question[:200]}")

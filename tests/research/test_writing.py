@@ -67,6 +67,22 @@ def test_a_sub_question_answered_by_a_sentence_already_listed_is_not_called_unan
     assert not any(asked[1] in q for q in synthesis.open_questions)
 
 
+def test_a_notes_heading_line_is_never_a_finding(settings) -> None:
+    settings.RESEARCH_PROVIDER = "extractive"
+    note = SourceDigest(
+        number=1,
+        kind="local",
+        title="dam.txt",
+        text="Glenmore Dam Survey - field notes\n\n"
+        "The Glenmore dam spillway was widened in 2017 after the floods of 2015.\n"
+        "The survey was carried out by hydrologist Ines Varga.",
+    )
+    topic = "who surveyed the Glenmore dam and when its spillway was widened"
+    synthesis = research_synthesise(topic=topic, model="snap", sources=[note], facts=[], sub_questions=[topic])
+    assert synthesis.findings, synthesis
+    assert all(f["text"][-1] in ".!?" for f in synthesis.findings), synthesis.findings  # whole sentences only
+
+
 def test_the_read_test_takes_a_source_about_the_topic_in_other_words_and_leaves_one_that_is_not() -> None:
     title, text, _url = QUANTUM[0]
     topic = "How do surface codes shield qubits against noise?"
