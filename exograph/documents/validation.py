@@ -30,6 +30,8 @@ EXTENSIONS = {
     ".md": DocumentType.MARKDOWN,
     ".markdown": DocumentType.MARKDOWN,
 }
+# What the upload form says it takes: each kind once, in the words of the unsupported_extension hint.
+ACCEPTED_LABEL = "PDF .pdf, Word .docx, plain text .txt, Markdown .md"
 UTF8_BOM = b"\xef\xbb\xbf"
 # Control characters a text file never holds (NUL and friends; tab, LF, CR, FF are fine).
 _BINARY_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")

@@ -36,7 +36,7 @@ from exograph.documents.services import (
     document_upload_prepare,
     document_upload_quote,
 )
-from exograph.documents.validation import EXTENSIONS, size_check, upload_validate
+from exograph.documents.validation import ACCEPTED_LABEL, EXTENSIONS, size_check, upload_validate
 from exograph.documents.web_stash import stash_drop, stash_get, stash_put
 from exograph.graphs.models import Graph, GraphKind
 from exograph.graphs.selectors import document_contents_read, graph_list_for_user
@@ -130,7 +130,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
         "quote": quote,
         "confirm": confirm,
         "accept": ",".join(sorted(EXTENSIONS)),
-        "accept_label": ", ".join(ext.lstrip(".").upper() for ext in sorted(EXTENSIONS)),
+        "accept_label": ACCEPTED_LABEL,
     }
     return render(request, "documents/list.html", context, status=400 if form.errors else 200)
 

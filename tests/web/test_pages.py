@@ -115,3 +115,6 @@ def test_documents_page_accepts_what_the_upload_api_accepts(client, alice):
     client.force_login(alice)
     html = client.get("/documents/").content.decode()
     assert f'accept="{",".join(sorted(EXTENSIONS))}"' in html and 'id="dropzone"' in html
+    # The label names each kind once, in words a newcomer knows (not "MARKDOWN, MD" for one kind).
+    label = html.split("or choose one (", 1)[1].split(")", 1)[0]
+    assert label.count("Markdown") == 1 and "MARKDOWN" not in label and "PDF" in label and "Word" in label, label
