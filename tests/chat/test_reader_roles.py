@@ -167,3 +167,16 @@ RESERVOIR = (
 )
 def test_the_doer_and_a_measure_written_in_longer_phrases(question, answer):
     assert _ask(question, RESERVOIR) == answer
+
+
+SINFONIA = (
+    "Ketter Valley Sinfonia\n\n"
+    "The Ketter Valley Sinfonia gives twelve concerts a season in the Assembly Rooms at Dunmore. Its principal "
+    "conductor is Yusuf Erdem, a former oboist who studied in Ankara."
+)
+
+
+def test_the_answer_is_sought_near_what_the_question_asks_not_near_the_name_it_asks_about():
+    # "Assembly Rooms" stands next to the orchestra's name; the conductor next to what "leads" asks for
+    result = read_as_chat("Who leads the Ketter Valley Sinfonia?", SINFONIA)
+    assert result.answered and result.short == "Yusuf Erdem", result

@@ -266,6 +266,9 @@ def _candidates(
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
+    # the answer stands near what the question asks (its verbs and nouns), not near the name it asks about, which
+    # a sentence may name anywhere ("Harbour Lights, a play by X, stars Y" for "who stars in Harbour Lights")
+    near_words = asked - {_stem(w) for n in named for w in n}
     doing = asked_verb(question) if kind in ("person", "name") else None
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
@@ -323,7 +326,7 @@ def _candidates(
             located = kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
             if located:
                 bonus += 0.05
-            bonus += 0.1 * _nearness(sentence.text, span, asked)
+            bonus += 0.1 * _nearness(sentence.text, span, near_words)
             if noun and noun in _all_stems(span):
                 bonus += 0.15  # "what county": "Fairfax County"
                 fits = 1
