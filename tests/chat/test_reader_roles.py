@@ -180,3 +180,16 @@ def test_the_answer_is_sought_near_what_the_question_asks_not_near_the_name_it_a
     # "Assembly Rooms" stands next to the orchestra's name; the conductor next to what "leads" asks for
     result = read_as_chat("Who leads the Ketter Valley Sinfonia?", SINFONIA)
     assert result.answered and result.short == "Yusuf Erdem", result
+
+
+PARISH = (
+    "Harlow parish notes\n\n"
+    "Harlow had 8,400 inhabitants at the 2011 census. The parish church was rebuilt in 1862 after a fire."
+)
+
+
+def test_a_figure_the_question_asks_about_must_be_in_the_answers_passage():
+    # the census year the evidence gives is not the year asked about
+    assert not read_as_chat("What was the population of Harlow in 2020?", PARISH).answered
+    result = read_as_chat("How many people lived in Harlow in 2011?", PARISH)
+    assert result.answered and result.short == "8,400", result

@@ -311,12 +311,14 @@ def extract_answer(
 
 def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     """Whether the sentence holding a one-link short answer says what the question asks: its passage names what the
-    question names (names_the_subject); its meaning (MiniLM cosine with the question, its pronoun read as its
+    question names (names_the_subject) and every figure it names ("in 2020"); its meaning (MiniLM cosine with the question, its pronoun read as its
     referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
     (RELATION_FAMILIES: founded, owns, born, ...; says_another_relation); and when it does not say that relation,
     its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
     if not names_the_subject(question, passage) or where.meaning < MEANING_FLOOR:
         return False
+    if not all(_found(key, passage) for key in _question_keys(question) if key[:1].isdigit()):
+        return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for
     wanted = family_words(question)
     said = resolved(where.text, where.about)
     if says_another_relation(wanted, wanted, said):
