@@ -116,6 +116,15 @@ def _torch_threads() -> int:
         return os.cpu_count() or 1
 
 
+# Texts per forward pass on CPU, whatever EMBEDDING_BATCH_SIZE says (that also sizes an OpenAI request): a batch
+# pads to its longest text, and a call's texts of mixed lengths (2Wiki passages of 20 to 200 word pieces) padded
+# far more in batches of 64 than of 16. 149 such passages: 8.7 -> 5.9 CPU s at 64 -> 16 (3 reps, load ~3.5), and
+# the batch ingest of 128 (bench/ingest.py, 2 runs each): 29.0 / 25.1 -> 22.2 / 18.5 CPU s. Texts all of one length
+# (PDF chunks at 256 word pieces) and entity names cost the same at 8 to 128. Vectors move by at most 2e-7 (padding
+# changes the float sums), as with any other grouping of the same texts.
+LOCAL_BATCH_MAX = 16
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on CPU. The model loads on first use (once per process, thread-safely).
 
@@ -216,7 +225,7 @@ class LocalEmbedder:
         if not texts:
             return []
         model = self._loaded()
-        size = _batch_size()
+        size = min(_batch_size(), LOCAL_BATCH_MAX)
         # Shortest first over the whole call, not only within each batch (encode's own sort): a batch pads to its
         # longest text, so a mix of 3-word entity names and one 40-word title padded every name to 40 words (issue
         # 29: the names of 128 passages embedded in 10 s instead of 25). Each text's vector is its own either way.

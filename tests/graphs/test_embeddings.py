@@ -120,6 +120,28 @@ def test_local_batches_group_texts_of_similar_length(local: Embedder, settings, 
     assert_close(vectors, [local.embed_one(text) for text in texts])
 
 
+def test_local_forward_passes_hold_a_bounded_number_of_texts(local: Embedder, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """However large EMBEDDING_BATCH_SIZE is (it also sizes a remote provider's requests), the local model reads at
+    most LOCAL_BATCH_MAX texts a pass: fewer texts padded to the longest of each batch."""
+    from exograph.graphs.embeddings import LOCAL_BATCH_MAX
+
+    assert isinstance(local, LocalEmbedder)
+    model = local._loaded()
+    sizes: list[int] = []
+    real_encode = model.encode
+
+    def spying_encode(batch, **kwargs):  # type: ignore[no-untyped-def]
+        sizes.append(len(batch))
+        return real_encode(batch, **kwargs)
+
+    monkeypatch.setattr(model, "encode", spying_encode)
+    settings.EMBEDDING_BATCH_SIZE = 64
+    texts = [f"Harbour pilot log entry {n}: " + "tide and wind " * (n % 7) for n in range(40)]
+    vectors = local.embed(texts)
+    assert sizes and max(sizes) <= LOCAL_BATCH_MAX < 40 and sum(sizes) == 40
+    assert_close(vectors[:3], [local.embed_one(text) for text in texts[:3]])
+
+
 def test_local_empty_input_whitespace_and_very_long_texts(local: Embedder) -> None:
     assert local.embed([]) == []
     blank, spaces, long_text = local.embed(["", " \n\t ", "knowledge graph " * 5000])
