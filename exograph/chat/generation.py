@@ -86,8 +86,9 @@ def _generate(
     if provider == "extractive":
         # Entity, fact and relation items are evidence shown as facts, never prose: the extractive model
         # answers with whole passage sentences (exograph/core/llm/extractive.py) or says the documents don't.
+        # A follow-up is read after the earlier question it leans on ("And who sold it?": sold what).
         extracted = extract_answer(
-            question=plan.message, statements=statements, similarity=similarity, entity_types=_entity_types()
+            question=plan.asked, statements=statements, similarity=similarity, entity_types=_entity_types()
         )
         on_token(extracted.text)
         return {
@@ -102,7 +103,7 @@ def _generate(
             "confidence": extracted.confidence,
         }
     # The extractive reader's view of the same evidence: whether it answers, and the chain it followed.
-    reading = extract_answer(question=plan.message, statements=statements, similarity=similarity)
+    reading = extract_answer(question=plan.asked, statements=statements, similarity=similarity)
     model = model_for(plan.model)
     context = context_tokens_for(plan.model)
     evidence = _evidence_block(items, budget=max(256, context - settings.CHAT_MAX_OUTPUT_TOKENS))

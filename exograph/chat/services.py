@@ -26,6 +26,7 @@ from exograph.accounts.models import User
 from exograph.chat.citations import CitationRenumbering, citations_check
 from exograph.chat.events import ChatStream
 from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
+from exograph.chat.followup import EARLIER_TURNS_MAX, follow_up_context
 from exograph.chat.generation import TokenSink, _generate
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
@@ -137,10 +138,16 @@ class ChatPlan:
     engine: str
     scope: Scope
     graph_id: str
+    earlier: str = ""  # the session's earlier question(s) a follow-up is read with (exograph/chat/followup.py)
 
     @property
     def action(self) -> str:
         return f"chat.{self.model}"
+
+    @property
+    def asked(self) -> str:
+        """What retrieval and the offline reader read: the message, after the earlier question it follows up."""
+        return f"{self.earlier} {self.message}" if self.earlier else self.message
 
 
 def chat_message_prepare(
@@ -168,6 +175,10 @@ def chat_message_prepare(
     if chosen_graph:
         graph_get_for_user(user=actor, graph_id=chosen_graph)
     chosen_scope = Scope(scope) if scope else (Scope(session.graph_scope) if session else Scope(default_scope))
+    earlier: list[str] = []  # the session's newest user turns, oldest first: all a follow-up can lean on
+    if session is not None:
+        newest = chat_message_list(session=session).filter(role=ChatRole.USER).reverse()[:EARLIER_TURNS_MAX]
+        earlier = list(newest.values_list("content", flat=True))[::-1]
     return ChatPlan(
         message=text,
         session=session,
@@ -175,6 +186,7 @@ def chat_message_prepare(
         engine=chosen_engine,
         scope=chosen_scope,
         graph_id=chosen_graph or "",
+        earlier=follow_up_context(text, earlier),
     )
 
 
@@ -182,9 +194,9 @@ def _evidence_for(*, actor: User, plan: ChatPlan) -> EvidenceSet:
     if plan.engine == "web":
         from exograph.sources.web import web_evidence
 
-        return EvidenceSet(items=web_evidence(question=plan.message), contributor_ids=[])
+        return EvidenceSet(items=web_evidence(question=plan.asked), contributor_ids=[])
     return evidence_retrieve(
-        actor=actor, question=plan.message, engine=plan.engine, scope=plan.scope, graph_id=plan.graph_id or None
+        actor=actor, question=plan.asked, engine=plan.engine, scope=plan.scope, graph_id=plan.graph_id or None
     )
 
 
