@@ -2,7 +2,7 @@
 with the earlier question's words, for retrieval and for the offline reader, never for what is stored or shown.
 
 A message reads as a follow-up when it opens with and/but/what about/how about, or holds a pronoun
-(it/they/he/she/its/their/them/that), and names nothing of its own (core.llm.extractive_text.names_in): a message
+(it/they/he/she/its/their/them), and names nothing of its own (core.llm.extractive_text.names_in): a message
 with its own names is asked alone, so one topic's words never leak into another's retrieval. Pure functions
 over the session's own earlier user turns (sessions are per user: the caller has checked ownership).
 """
@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from exograph.core.llm.extractive_text import names_in
 
 _OPENER = re.compile(r"^\W*(and|but|what about|how about)\b", re.IGNORECASE)
-_PRONOUN = re.compile(r"\b(it|they|he|she|its|their|them|that)\b", re.IGNORECASE)
+# "that" is left out: in a question it is most often a relative ("the company that makes X"), not a pointer back.
+_PRONOUN = re.compile(r"\b(it|they|he|she|its|their|them)\b", re.IGNORECASE)
 # Earlier user turns read with a follow-up: back to the topic's own question (one naming something), at most these.
 EARLIER_TURNS_MAX = 3
 

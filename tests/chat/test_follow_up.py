@@ -92,3 +92,15 @@ def test_a_first_question_with_a_pronoun_is_asked_as_it_stands(alice_client, not
     body = _ask(alice_client, "And who sold it?")
     assert asked == ["And who sold it?"], asked
     assert body["answered"] is False, body["answer"]
+
+
+def test_a_follow_up_is_typed_by_its_own_wh_word_and_a_relative_that_is_no_pointer_back():
+    from exograph.chat.followup import is_follow_up
+    from exograph.core.llm.extractive_spans import _answer_type
+
+    # the reader reads "earlier question + follow-up": the follow-up, opener and all, says what is asked
+    assert _answer_type("When was the granary put up? And who runs it today?") == "person"
+    assert _answer_type("Who keeps the granary? But where does it stand?") == "place"
+    # "that" here joins a clause; the question stands on its own
+    assert not is_follow_up("Who owns the firm that repairs the granary roof?")
+    assert is_follow_up("And who repaired it?")

@@ -142,7 +142,8 @@ def _answer_type(question: str) -> str:
     parts = sentences_of(question.strip())
     if len(parts) > 1 and parts[-1].rstrip().endswith("?"):
         question = parts[-1]
-    q = question.casefold().strip()
+    question = re.sub(r"^(?:and|but|so)\s+", "", question.strip(), flags=re.IGNORECASE)  # "And who sold it?"
+    q = question.casefold()
     if _YESNO.match(q):
         return "yesno"
     if re.search(
