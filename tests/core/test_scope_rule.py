@@ -41,7 +41,7 @@ def test_every_door_resolves_the_scope_the_same_way_for_writes_and_lists(door, a
     world = create("World notes", HTTP_X_GRAPH_SCOPE="world")
     overridden = alice_client.post(
         url,
-        {**body, "graph_scope": "private", **({"name": "Overridden"} if "name" in body else {"title": "Overridden"})},
+        {**body, "graph_scope": "private", **{key: "Overridden" for key in ("name", "title") if key in body}},
         format="json",
         HTTP_X_GRAPH_SCOPE="world",
     )
