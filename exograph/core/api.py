@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse, QueryDict
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers
 from rest_framework.pagination import CursorPagination, LimitOffsetPagination
@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from exograph.core.errors import ExoGraphError, ServiceUnavailable
-from exograph.core.parsers import UNTEXT
+from exograph.core.parsers import UNTEXT, FormBody
 from exograph.core.ratelimit import address_check_settle
 
 if TYPE_CHECKING:  # the AUTH_USER_MODEL, resolved by django-stubs; core imports no app of ours
@@ -200,14 +200,20 @@ def validated(
     serializer_class: type[serializers.Serializer],
     data: Any,
     *,
-    strict: bool = False,
+    strict: bool | None = None,
     also: tuple[str, ...] = (),
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """Validate input with a serializer; shape errors become the 400 envelope. strict (a paid request's body): a
-    field the serializer does not take, nor `also` (read elsewhere, e.g. dry_run by the Meter), is a 400
-    unknown_field naming the nearest field, never silently dropped to run (and charge) with its default."""
+    """Validate input with a serializer; shape errors become the 400 envelope.
+
+    A request body (JSON, form or multipart) is strict: a field the serializer does not take, nor `also` (read
+    elsewhere, e.g. dry_run by the Meter), is a 400 unknown_field naming the nearest field, never silently dropped
+    to run (and charge) with its default ({"scop": "private"} would make a graph of the default scope). A URL's
+    query string is not: the paginator reads its limit, offset and cursor. strict=False opts a body out (say why
+    where you do); strict=True holds a query string to the serializer's fields."""
     serializer = serializer_class(data=data, **kwargs)
+    if strict is None:
+        strict = not _is_query_string(data)
     if strict and hasattr(data, "keys"):
         known = [*serializer.fields, *also]
         unknown = sorted(str(name) for name in data.keys() if name not in known)
@@ -215,6 +221,12 @@ def validated(
             raise _unknown_field(unknown, known)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def _is_query_string(data: Any) -> bool:
+    """Whether data is a URL's query string (request.query_params): a QueryDict, where our parsers give a form or
+    multipart body as a FormBody."""
+    return isinstance(data, QueryDict) and not isinstance(data, FormBody)
 
 
 def _unknown_field(unknown: list[str], known: list[str]) -> ExoGraphError:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.http import QueryDict
 from rest_framework import parsers
 
 from exograph.core.errors import ValidationError
@@ -114,6 +115,20 @@ def untext_check_querydict(data: Any) -> None:
             untext_check({key: value})
 
 
+class FormBody(QueryDict):
+    """A form or multipart request body's fields: a QueryDict like a URL's query string, but a body, so
+    exograph.core.api.validated is strict with it (an unknown field is a 400) as with a JSON body."""
+
+
+def form_body(data: QueryDict) -> FormBody:
+    """data's fields as an (immutable) FormBody."""
+    body = FormBody(mutable=True, encoding=data.encoding)
+    for key, values in data.lists():
+        body.setlist(key, values)
+    body._mutable = False
+    return body
+
+
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser plus a depth limit (too deep is a 400 naming the limit, never a RecursionError) and the
     text rule (a lone surrogate or NUL in any string is a 400 naming the field, never a 500 in the renderer)."""
@@ -138,7 +153,7 @@ class MultiPartParser(parsers.MultiPartParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         parsed = super().parse(stream, media_type, parser_context)
         untext_check_querydict(parsed.data)
-        return parsed
+        return parsers.DataAndFiles(form_body(parsed.data), parsed.files)
 
 
 class FormParser(parsers.FormParser):
@@ -147,4 +162,4 @@ class FormParser(parsers.FormParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         data = super().parse(stream, media_type, parser_context)
         untext_check_querydict(data)
-        return data
+        return form_body(data)

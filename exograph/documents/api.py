@@ -250,7 +250,7 @@ class DocumentListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         """upload_document: 5 credits + 1 per page; Idempotency-Key and dry_run=true supported."""
         meter = Meter.from_request(request, endpoint=UPLOAD_ENDPOINT)
-        data = validated(self.UploadSerializer, request.data, strict=True, also=("dry_run",))
+        data = validated(self.UploadSerializer, request.data, also=("dry_run",))
         upload = _upload_from(data)
         prepared = document_upload_prepare(
             actor=meter.account,
@@ -316,9 +316,12 @@ class DocumentCancelApi(APIView):
 
 
 class DocumentRetryApi(APIView):
+    class RetryInSerializer(serializers.Serializer):
+        dry_run = DryRunField()
+
     @extend_schema(
         operation_id="documents_retry",
-        request=None,
+        request=RetryInSerializer,
         parameters=[IDEMPOTENCY_KEY_HEADER],
         responses={
             202: DocumentUploadOutSerializer,
@@ -337,6 +340,7 @@ class DocumentRetryApi(APIView):
     )
     def post(self, request: Request, document_id: str) -> Response:
         meter = Meter.from_request(request, endpoint=RETRY_ENDPOINT)
+        validated(self.RetryInSerializer, request.data)  # the body takes dry_run (the Meter's) and nothing else
         if meter.dry_run:
             return Response(quote_out(document_retry_quote(actor=meter.account, document_id=document_id)))
 
