@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import logging
 import time
@@ -177,9 +178,12 @@ class ExoGraphMCPServer(MCPServer[Any]):
             unknown = sorted(set(arguments) - set(accepted))
             if unknown:
                 logger.info("mcp tool %s: refused unknown arguments %r", name, unknown)
+                near = _nearest(unknown[0], accepted)
                 raise ToolError(
                     f"{name} does not take {_names(unknown)}, so nothing was done and nothing was charged. "
-                    f"It takes: {', '.join(accepted)}. Check the spelling, or leave {_names(unknown)} out."
+                    f"It takes: {', '.join(accepted)}. "
+                    + (f"Did you mean '{near}'? " if near else "")
+                    + f"Check the spelling, or leave {_names(unknown)} out."
                 )
         return await super().call_tool(name, arguments, context)
 
@@ -191,6 +195,14 @@ def tool_argument_names(fn: Callable[..., Any]) -> tuple[str, ...]:
         for name, parameter in inspect.signature(fn).parameters.items()
         if parameter.annotation not in (Context, "Context")
     )
+
+
+def _nearest(name: str, accepted: tuple[str, ...]) -> str | None:
+    """The accepted argument a misspelt one most likely meant (as the REST API's unknown_field hint names it)."""
+    name = name.lower()[:60]
+    near = [arg for arg in accepted if name in arg or arg in name]
+    near = near or difflib.get_close_matches(name, accepted, n=1, cutoff=0.5)
+    return near[0] if near else None
 
 
 def _names(names: list[str]) -> str:

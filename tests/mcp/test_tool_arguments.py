@@ -30,11 +30,13 @@ def _session(opener: Any, steps: Any) -> dict[str, Any]:
     return out
 
 
-def _assert_refused_naming(result: Any, unknown: str, accepted: tuple[str, ...]) -> None:
+def _assert_refused_naming(result: Any, unknown: str, accepted: tuple[str, ...], nearest: str | None) -> None:
     assert result.is_error
     text = text_of(result)
     assert f"does not take the argument '{unknown}'" in text and "nothing was charged" in text
     assert "It takes: " + ", ".join(accepted) + "." in text
+    # As the REST API's unknown_field hint: the nearest accepted name, and no guess when none is near.
+    assert (f"Did you mean '{nearest}'?" in text) if nearest else ("Did you mean" not in text)
 
 
 def test_an_upload_with_an_unknown_argument_is_refused_naming_it_and_charges_nothing(
@@ -52,8 +54,8 @@ def test_an_upload_with_an_unknown_argument_is_refused_naming_it_and_charges_not
 
     out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
     upload_args = ("file_path", "file_content_base64", "filename", "graph_scope", "graph_id", "operation_id")
-    _assert_refused_naming(out["upload"], "graph_idd", upload_args)
-    _assert_refused_naming(out["search"], "limit", ("query", "n_results", "graph_id", "graph_scope"))
+    _assert_refused_naming(out["upload"], "graph_idd", upload_args, "graph_id")
+    _assert_refused_naming(out["search"], "limit", ("query", "n_results", "graph_id", "graph_scope"), None)
     assert credit_balance(account=alice) == 50
     assert not Document.objects.exists() and not CreditEntry.objects.filter(kind="charge").exists()
     schema = out["tools"]["upload_document"].input_schema
