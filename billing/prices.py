@@ -1,12 +1,14 @@
 """What things cost, read from the one price table (settings.BILLING_PRICES).
 
-Actions: "upload" (5 + 1 per page; units = pages), "chat.snap" (3), "chat.ponder" (10),
-"research.snap" (30), "research.ponder" (100; research holds min(price, budget_credits):
+Actions: "upload" (5 + 1 per page; units = pages, a text note's pages are its started DOCUMENTS_TEXT_CHARS_PER_UNIT
+characters), "chat.snap" (3), "chat.ponder" (10), "research.snap" (30), "research.ponder" (100; research holds min(price, budget_credits):
 pass ``max_cost=budget_credits``), "import" (5 per started 1,000 rows of triples or entity records; units =
 thousands), and the free "search", "graph", "list", "status".
 """
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 from django.conf import settings
 
@@ -40,3 +42,57 @@ def price_for(action: str, units: int = 1, *, max_cost: int | None = None) -> in
     if max_cost is not None:
         cost = min(cost, max_cost)
     return cost
+
+
+class PriceRow(TypedDict):
+    action: str  # the BILLING_PRICES key
+    label: str
+    cost: str
+
+
+# What each action is called where prices are listed, and what its units are ("" for one per request). An action
+# of the price table not named here is still listed, under its key, priced per unit: none can be left out.
+PRICE_LABELS: dict[str, tuple[str, str]] = {
+    "upload": ("Upload a PDF or Word document", "page"),
+    "chat.snap": ("Chat message (snap)", ""),
+    "chat.ponder": ("Chat message (ponder)", ""),
+    "research.snap": ("Research session (snap)", ""),
+    "research.ponder": ("Research session (ponder)", ""),
+    "import": ("Import facts into a graph", "1,000 triples (started)"),
+    "search": ("Search entities and passages", ""),
+    "graph": ("Explore a graph or the World Graph", ""),
+    "list": ("List graphs, documents and sessions", ""),
+    "status": ("Status of a document or session", ""),
+}
+
+
+def _cost(price: dict[str, int], unit: str) -> str:
+    base, per_unit = int(price["base"]), int(price["per_unit"])
+    if not base and not per_unit:
+        return "free"
+    if not unit:
+        return str(base + per_unit)
+    return f"{base} + {per_unit} per {unit}" if base else f"{per_unit} per {unit}"
+
+
+def price_list() -> list[PriceRow]:
+    """Every action of settings.BILLING_PRICES, in the table's order, as rows to show people (the billing and
+    landing pages; the README's table is this list). An upload has two rows: a document is priced per page, a text
+    note (plain text or Markdown) per started DOCUMENTS_TEXT_CHARS_PER_UNIT characters."""
+    rows: list[PriceRow] = []
+    for action, price in settings.BILLING_PRICES.items():
+        label, unit = PRICE_LABELS.get(action, (action, "unit"))
+        cost = _cost(price, unit)
+        if action.startswith("research.") and cost != "free":
+            cost = f"{cost}, never more than your budget"
+        rows.append({"action": action, "label": label, "cost": cost})
+        if action == "upload":
+            characters = f"{settings.DOCUMENTS_TEXT_CHARS_PER_UNIT:,} characters (started)"
+            rows.append(
+                {
+                    "action": action,
+                    "label": "Add a text note (plain text or Markdown)",
+                    "cost": _cost(price, characters),
+                }
+            )
+    return rows

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from billing.models import EntryKind
+from billing.prices import price_list
 from billing.selectors import credit_summary_for_user, earnings_total_for_user, ledger_list_for_user, pack_list
 from billing.services import checkout_session_create
 from exograph.core.errors import ExoGraphError
@@ -33,6 +34,7 @@ def billing_page(request: HttpRequest) -> HttpResponse:
         "summary": credit_summary_for_user(actor=actor),  # type: ignore[arg-type]
         "earnings": earnings_total_for_user(actor=actor),  # type: ignore[arg-type]
         "packs": pack_list(),
+        "prices": price_list(),
         "page": page,
         "kinds": EntryKind.choices,
         "kind": kind,
