@@ -150,7 +150,8 @@ class ResearchListCreateApi(APIView):
         sources = serializers.ListField(
             child=serializers.CharField(max_length=20),
             required=False,
-            help_text="some of paper, article, local, each once (default all)",
+            help_text="some of paper, article, local, each once (default all); local: the World Graph, and in a "
+            "private session your own private documents too (a world session never reads private documents)",
         )
         date_from = serializers.DateField(required=False, allow_null=True)
         date_to = serializers.DateField(required=False, allow_null=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
 from django.db.models import Q, QuerySet
 
@@ -49,3 +50,49 @@ def research_keys_read(*, session: ResearchSession) -> set[str]:
         .order_by()
         .values_list("key", flat=True)
     )
+
+
+def research_copies(*, keys: Iterable[str], graph_id: str | None) -> set[str]:
+    """Of the `local` source keys found, those naming a document research copied from another source, which is not
+    a source again: any copy in graph_id (the session's target graph: its original was read, e.g. by an earlier
+    run of a watch topic), and a copy in a private graph of a platform document that still exists (the original
+    is found by the same search; one document is one source, and a World Graph original pays its contributor).
+    A document a graph holds of its own (an upload, cited where it is) is no copy."""
+    ids = []
+    for key in keys:
+        try:
+            ids.append(uuid.UUID(key.removeprefix("local:")))
+        except ValueError:
+            continue
+    if not ids:
+        return set()
+    rows = (
+        ResearchSource.objects.filter(document_id__in=ids)
+        .order_by()
+        .values_list("key", "document_id", "document__graph_id", "document__graph__scope")
+    )
+    copies: set[str] = set()
+    originals: dict[str, str] = {}
+    for key, document_id, document_graph, scope in rows:
+        own = f"local:{document_id}"
+        if key == own:
+            continue  # cited where it is: the graph's own document
+        if graph_id and document_graph == graph_id:
+            copies.add(own)
+        elif scope == Scope.PRIVATE and key.startswith("local:"):
+            originals[own] = key.removeprefix("local:")
+    living = _living_documents(originals.values())
+    return copies | {copy for copy, original in originals.items() if original in living}
+
+
+def _living_documents(document_ids: Iterable[str]) -> set[str]:
+    from exograph.documents.models import Document
+
+    valid = []
+    for value in document_ids:
+        try:
+            valid.append(uuid.UUID(value))
+        except ValueError:
+            continue
+    found = Document.objects.filter(id__in=valid, deleted_at__isnull=True).values_list("id", flat=True)
+    return {str(pk) for pk in found}

@@ -23,7 +23,11 @@ from research.services import research_session_cancel, research_session_start
 from research.sources import kinds_available
 
 WEB_CREATE_ENDPOINT = "research.create.web"
-SOURCE_CHOICES = [("paper", "Papers"), ("article", "Articles"), ("local", "World Graph")]
+SOURCE_CHOICES = [
+    ("paper", "Papers"),
+    ("article", "Articles"),
+    ("local", "World Graph (private scope: and your documents)"),
+]
 SOURCE_NEEDS = {"paper": "ARXIV_API_URL", "article": "WIKIPEDIA_API_URL or WEB_SEARCH_URL"}
 
 

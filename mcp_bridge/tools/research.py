@@ -49,8 +49,10 @@ async def create_research_session(
     graph_scope: ScopeArg = None,
     operation_id: OperationId = None,
 ) -> Annotated[CallToolResult, ResearchOut]:
-    """Start an AI research session: it searches papers and articles on the web, reads them, adds what it
-    learns to your graph and writes a cited report.
+    """Start an AI research session: it searches papers and articles on the web and the platform's own
+    knowledge (the shared world graph; in a private session your own private documents too, never another
+    account's), reads them, adds what it learns to your graph and writes a cited report. A world session never
+    reads private documents: its findings are shared. A document already in the target graph is cited, not copied.
 
     Use it when search_entities and get_world_graph do not answer the question. Returns the session ID at
     once (status pending); the work runs in the background: check it with get_research_status. World

@@ -23,13 +23,14 @@ from django.conf import settings
 from django.utils import timezone
 
 from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, TransientError
+from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.embeddings import embedding_similarity
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
 from exograph.sources.base import SourceBudgetExhausted, SourceHit
 from exograph.sources.filters import domain_excluded
 from research.models import ResearchSource, ResearchStep
-from research.selectors import research_keys_read
+from research.selectors import research_copies, research_keys_read
 from research.services.closing import research_session_complete
 from research.services.steps import (
     EXCERPT_CHARS,
@@ -107,9 +108,9 @@ class _Run(RunSteps):
             return list(stored.result["sources"])
         self.check_active()
         read_before = research_keys_read(session=self.session)
-        own_documents = {
-            f"local:{pk}" for pk in Document.objects.filter(graph_id=self.session.graph_id).values_list("id", flat=True)
-        }
+        # Research's own copies are not sources again (their originals are); a document of a graph's own (an
+        # upload) is a source, cited where it is when it lives in the target graph (ingest).
+        copies = research_copies(keys={hit["key"] for hits in lists for hit in hits}, graph_id=self.session.graph_id)
         domains = list(self.options.excluded_domains)
         selected: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -124,7 +125,7 @@ class _Run(RunSteps):
                 if rank >= len(hits) or len(selected) >= cap:
                     continue
                 hit = hits[rank]
-                if hit["key"] in seen or hit["key"] in read_before or hit["key"] in own_documents:
+                if hit["key"] in seen or hit["key"] in read_before or hit["key"] in copies:
                     continue
                 if hit["key"] in irrelevant or domain_excluded(hit.get("url") or "", domains):
                     continue
@@ -199,10 +200,11 @@ class _Run(RunSteps):
                 self.store(key, result={"skipped": "excluded by the session's options"}, cost=0)
                 continue
             hit, text = read_hit.hit, read_hit.text
-            document_id = self.ingest(hit, text=text, step_key=key, cost=cost)
-            if document_id is None:
+            ingested = self.ingest(hit, text=text, step_key=key, cost=cost)
+            if ingested is None:
                 self.store(key, result={"skipped": "not ingestible"}, cost=0)
                 continue
+            document_id, charged = ingested
             if ResearchSource.objects.filter(session=self.session, document_id=document_id).exists():
                 # The same text under another key (a duplicate upload is returned unchanged and free): one source.
                 self.store(key, result={"skipped": "same document as an earlier source"}, cost=0)
@@ -217,15 +219,20 @@ class _Run(RunSteps):
                 "document_id": document_id,
             }
             self.store(
-                key, result={"document_id": document_id, "excerpt": text[:EXCERPT_CHARS]}, cost=cost, source=source
+                key, result={"document_id": document_id, "excerpt": text[:EXCERPT_CHARS]}, cost=charged, source=source
             )
             read += 1
         self.progress(step="read", percent=PERCENT["index"], sources_found=len(selected), sources_read=read)
 
-    def ingest(self, hit: SourceHit, *, text: str, step_key: str, cost: int) -> str | None:
-        """The source as a text document in the session's graph; its capture is the read step's (same key)."""
+    def ingest(self, hit: SourceHit, *, text: str, step_key: str, cost: int) -> tuple[str, int] | None:
+        """The source's document in the session's graph and what its read step captures. One document is one
+        source: a `local` hit on a document that already lives in that graph (the owner's upload) is cited as it
+        is, not copied, and its read is free (nothing is ingested); any other source is ingested as a text
+        document, its capture the read step's (same key), `cost`. None: the text could not be ingested."""
         from exograph.documents.services import HoldPayment, document_text_ingest
 
+        if (in_graph := self.in_graph(hit)) is not None:
+            return in_graph, 0
         hold = self.hold()
         capture_key = step_capture_key(self.session, step_key)
         title = hit.title.strip() or hit.key
@@ -247,7 +254,18 @@ class _Run(RunSteps):
         except ExoGraphError as exc:  # empty, too long, bad URL, a failed duplicate: skip this source
             logger.info("research %s: source not ingested (%s)", self.session.id, exc.code)
             return None
-        return str(document.id)
+        return str(document.id), cost
+
+    def in_graph(self, hit: SourceHit) -> str | None:
+        """The id of the `local` hit's document when it lives (not deleted) in the session's graph, else None."""
+        if hit.adapter != "local" or self.session.graph_id is None:
+            return None
+        try:
+            document_id = uuid.UUID(hit.key.removeprefix("local:"))
+        except ValueError:
+            return None
+        found = Document.objects.filter(id=document_id, graph_id=self.session.graph_id, deleted_at__isnull=True)
+        return str(document_id) if found.exists() else None
 
     def ingest_pending(self) -> bool:
         """True while a read source's document is still being processed (within the wait allowance)."""
@@ -363,7 +381,8 @@ class _Run(RunSteps):
 
     def _world_usage(self, sources: list[ResearchSource]) -> Callable[[], object]:
         """Record (with the synthesis, once) that this session read World Graph documents of other accounts:
-        billing pays their contributors, as for search and chat. Only the topic's digest is stored."""
+        billing pays their contributors, as for search and chat (an account's own private notes pay no one).
+        Only the topic's digest is stored."""
         from billing.services import earnings_record
 
         world_ids = [s.key.removeprefix("local:") for s in sources if s.adapter == "local"]
@@ -374,7 +393,10 @@ class _Run(RunSteps):
             except ValueError:
                 continue
         contributors = list(
-            Document.objects.filter(id__in=valid).order_by().values_list("owner_id", flat=True).distinct()
+            Document.objects.filter(id__in=valid, graph__scope=Scope.WORLD)
+            .order_by()
+            .values_list("owner_id", flat=True)
+            .distinct()
         )
 
         def record() -> object:

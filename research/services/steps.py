@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from billing.models import Hold, HoldStatus
 from exograph.core.errors import Conflict
+from exograph.core.scope import Scope
 from exograph.sources.base import RequestBudget, SearchOptions, SourceAdapter, SourceHit
 from research.events import research_event_send
 from research.models import ACTIVE_STATUSES, ResearchSession, ResearchSource, ResearchStep
@@ -90,7 +91,9 @@ class RunSteps:
         from research.sources import adapters_for
 
         if self._adapters is None:
-            self._adapters = adapters_for(list((self.session.options or {}).get("sources") or ["local"]))
+            kinds = list((self.session.options or {}).get("sources") or ["local"])
+            # The session's scope decides whether `local` reads the owner's private graphs (research.sources).
+            self._adapters = adapters_for(kinds, actor=self.session.owner, scope=Scope(self.session.scope))
         return self._adapters
 
     def hold(self) -> Hold:
