@@ -1,12 +1,13 @@
 """The extractive reader's sense of who did what (exograph/core/llm/extractive_spans.py): the doer of a
 question's verb in the evidence, a sentence where the question's object does the verb itself, a person named by
-an occupation, the occupations a sentence gives someone, and what a sentence says the asked noun is. Pure."""
+an occupation, the occupations a sentence gives someone, what a sentence says the asked noun is, what it writes
+after the question's verb, a name that is the thing asked about, and a place named by a common noun. Pure."""
 
 from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_text import FAMILY_STEMS, _stem
+from exograph.core.llm.extractive_text import _STOP, FAMILY_STEMS, _stem
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 
@@ -80,3 +81,70 @@ def _predicates(sentence: str, noun: str) -> list[str]:
     if match is None or match.group(1).split()[0].casefold() in _ARTICLES | {"not", "also", "still"}:
         return []
     return [match.group(1)]
+
+
+_PHRASE_END = frozenset(
+    "of in on at for from by with to and or but as than that which who whom whose where when while after before "
+    "during under over into since until is was are were be been has have had".split()
+)
+
+
+def _objects(sentence: str, verb: str, asked: frozenset[str] | set[str]) -> list[str]:
+    """What sentence writes after the question's verb (its stem), up to four words to a preposition or a stop,
+    the article and the words the question already names left out ("secured Ethiopian sovereignty." ->
+    "sovereignty" for "secured what for Ethiopia")."""
+    stem = _stem(verb)
+    tokens = re.findall(r"[\w'’-]+|[^\w\s]", sentence)
+    out: list[str] = []
+    for index, token in enumerate(tokens):
+        # the verb in another form or of its family ("agreed to buy X" for "what will they purchase"), not its nouns
+        if not _kin(token, verb) or (_stem(token) != stem and re.search(r"(?:er|or|ers|ors|ion|ship)$", token)):
+            continue
+        phrase: list[str] = []
+        for word in tokens[index + 1 : index + 8]:
+            low = word.casefold()
+            if not re.match(r"[\w'’-]+$", word) or (phrase and low in _PHRASE_END) or len(phrase) >= 4:
+                break
+            if not phrase and (low in _ARTICLES or low in _PHRASE_END or _stem(low) in asked):
+                continue
+            phrase.append(word)
+        while phrase and (phrase[-1].casefold() in _ARTICLES or phrase[-1].casefold() in _STOP):
+            phrase.pop()
+        if phrase:
+            out.append(" ".join(phrase))
+    return out
+
+
+# The common nouns of places a sentence may name without a proper name ("in the community hall").
+_SITE_NOUNS = frozenset(
+    "city country state town county place region island river village district province capital location "
+    "continent area neighborhood neighbourhood suburb borough municipality nation hall church chapel cathedral school college university campus library museum gallery theatre theater "
+    "studio park garden square street road lane house home farm barn yard hospital clinic station airport "
+    "harbour harbor port quay pier office building centre center hotel inn pub club court castle palace "
+    "market factory mill mine quarry warehouse depot stadium arena field ground valley lake coast bay forest "
+    "hill mountain room basement cellar attic kitchen laboratory lab".split()
+)
+
+
+def _common_places(sentence: str) -> list[str]:
+    """The places a sentence names by a common noun after in/at ("in the community hall" -> "the community
+    hall"): up to three lower-case words ending in a noun of a place (_SITE_NOUNS)."""
+    out = []
+    for words in re.findall(r"\b(?:in|at)\s+the\s+([a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2})", sentence):
+        kept = words.split()
+        while kept and kept[-1] not in _SITE_NOUNS:
+            kept.pop()
+        if kept:
+            out.append("the " + " ".join(kept))
+    return out
+
+
+def _before_asked_noun(sentence: str, span: str, question: str) -> bool:
+    """Whether span is written right before a lower-case noun the question writes after an article or a
+    possessive: "the Kelburn memorial" for "who carved the memorial?" names the thing asked about, not its answer."""
+    match = re.search(rf"\b{re.escape(span)}\s+([a-z][\w'’-]*)", sentence)
+    if match is None or match.group(1) in _STOP:
+        return False
+    after = re.findall(r"\b(?:the|a|an|its|his|her|their|this|that)\s+([a-z][\w'’-]*)(?:\s+([a-z][\w'’-]*))?", question)
+    nouns = {_stem(word) for pair in after for word in pair if word and word not in _PHRASE_END and word not in _STOP}
+    return _stem(match.group(1)) in nouns

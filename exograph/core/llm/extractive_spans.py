@@ -6,7 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from exograph.core.llm.extractive_roles import _ARTICLES, _agent, _does_itself, _predicates, _titled, role_phrases
+from exograph.core.llm.extractive_roles import (
+    _ARTICLES,
+    _agent,
+    _before_asked_noun,
+    _common_places,
+    _does_itself,
+    _objects,
+    _predicates,
+    _titled,
+    role_phrases,
+)
 from exograph.core.llm.extractive_text import (
     _DATE,
     _MEASURE,
@@ -197,7 +207,7 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         names = [name for name in names if not _NATIONALITY.match(name)]
     if kind == "place":
         after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
-        return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names))
+        return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names + _common_places(sentence)))
     return names
 
 
@@ -301,6 +311,12 @@ def _candidates(
                 continue  # "Giuseppe Edoardo Arimondi" for the question's "Giuseppe Arimondi": its subject, not an answer
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
+            if kind == "place" and re.search(
+                rf"\b(?:in|at|from|near)\s+[A-Z][\w'’.-]*,\s+(?:in|near)\s+{re.escape(span)}\b", sentence.text
+            ):
+                continue  # "quarried at Bonawe, in Argyll": Argyll says where Bonawe is; Bonawe is the answer
+            if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question):
+                continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
             typed = _type_of(span, types) if wanted else ""
             if (
                 kind == "person"
@@ -314,9 +330,15 @@ def _candidates(
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
+            if kind == "place" and typed == "PERSON":
+                if not re.search(rf"\b(?:in|at|near)\s+{re.escape(span)}", sentence.text):
+                    continue  # a person is not where: "Margaret Oduya" for "where will the workshop be held"
+                typed = "LOCATION"  # "quarried at Bonawe": a place the NER took for a person
             fits = 1 if kind in ("date", "number") and not wanted else 0  # a date's form is its type
             # "Marlowe Lighthouse" for "who designed the lighthouse": the thing the question asks about
             asked_head = _stem(words[-1]) in asked and words[-1] != described
+            # "the Kelburn memorial" for "who carved the memorial": a name before the question's own noun names the
+            # thing asked about, as "Marlowe Lighthouse" does
             bonus_head = (
                 -QUESTION_HEAD if asked_head and not (typed == "PERSON" or (kind == "person" and not typed)) else 0.0
             )
@@ -389,12 +411,6 @@ def _candidates(
     return sorted(found.values(), key=lambda t: -t[0])
 
 
-_PHRASE_END = frozenset(
-    "of in on at for from by with to and or but as than that which who whom whose where when while after before "
-    "during under over into since until is was are were be been has have had".split()
-)
-
-
 def asked_object(question: str) -> str:
     """The verb a question asks the object of ("... secured what for Ethiopia?" -> secured), lower case; "" when
     the question's "what" names a noun ("what county") or follows no verb."""
@@ -411,31 +427,6 @@ def asked_object(question: str) -> str:
     if after and after not in _NOT_NOUN:
         return ""  # "won what award": the noun types the answer
     return match.group(1)
-
-
-def _objects(sentence: str, verb: str, asked: frozenset[str] | set[str]) -> list[str]:
-    """What sentence writes after the question's verb (its stem), up to four words to a preposition or a stop,
-    the article and the words the question already names left out ("secured Ethiopian sovereignty." ->
-    "sovereignty" for "secured what for Ethiopia")."""
-    stem = _stem(verb)
-    tokens = re.findall(r"[\w'’-]+|[^\w\s]", sentence)
-    out: list[str] = []
-    for index, token in enumerate(tokens):
-        if _stem(token) != stem:
-            continue
-        phrase: list[str] = []
-        for word in tokens[index + 1 : index + 8]:
-            low = word.casefold()
-            if not re.match(r"[\w'’-]+$", word) or (phrase and low in _PHRASE_END) or len(phrase) >= 4:
-                break
-            if not phrase and (low in _ARTICLES or low in _PHRASE_END or _stem(low) in asked):
-                continue
-            phrase.append(word)
-        while phrase and (phrase[-1].casefold() in _ARTICLES or phrase[-1].casefold() in _STOP):
-            phrase.pop()
-        if phrase:
-            out.append(" ".join(phrase))
-    return out
 
 
 def _subjects(sentence: str, noun: str) -> list[str]:

@@ -21,7 +21,7 @@ _STOP = frozenset(
 # Words a question uses to ask, not to name what it asks about (left out of its content terms).
 _ASKING = frozenset(
     "name named called is be been being also both same either one ones many much long old year years "
-    "kind type first".split()
+    "kind type first will would shall should could might must going".split()  # modal and future forms ask, not name
 )
 _OPENERS = frozenset(
     "the a an however but and so then also in on at for this that these those it its there their our we "

@@ -1,0 +1,42 @@
+"""The extractive reader's places and the thing asked about (issue 26, a newcomer's notes on `make run`): a name
+written before the question's own noun ("the Dunmore fountain" for "the fountain") is what the question asks about,
+not its answer; a person is never the answer to "where"; of "at X, in Y" the nearer place X is where; a place named
+by a common noun ("in the village hall") answers "where" when no named place does; and "will"/"going" ask, they
+name nothing. Run as chat runs it (MiniLM meaning and the offline NER's types); invented places and people,
+questions in other words than the texts."""
+
+from __future__ import annotations
+
+import pytest
+
+from exograph.core.llm.extractive_text import _stems
+from tests.chat.reading import read_as_chat
+
+FOUNTAIN = "The Dunmore fountain was unveiled in 1902 on the market square. The sculptor was Edwina Colquhoun."
+ROOF = "The slate on the chapel roof was cut at Toberonochy, in Lorn, and brought down the loch by barge."
+SUPPER = "Agnes Moray is cooking the harvest supper for the Wexcombe Singers, served in the village hall this year."
+FERRY = "Captain Iain Rennie brings the ferry back every evening and ties it up at the north pier."
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        # the name before the question's noun is the fountain itself, not who made it
+        ("Who sculpted the fountain?", "Edwina Colquhoun", (FOUNTAIN,)),
+        # of "at Toberonochy, in Lorn" the nearer place is where; Lorn only says where Toberonochy is
+        ("Where did the chapel's slate come from?", "Toberonochy", (ROOF,)),
+        # no named place: the common-noun place the sentence gives, not the choir it names
+        ("Where will the harvest supper be served?", "the village hall", (SUPPER,)),
+        # a person is never where, though the sentence names one
+        ("Where does the ferry dock overnight?", "the north pier", (FERRY,)),
+    ],
+)
+def test_the_reader_answers_with_the_asked_thing_and_place(question, answer, texts):
+    got = read_as_chat(question, *texts)
+    assert got.answered
+    assert got.short == answer
+
+
+def test_modal_and_future_words_are_not_what_a_question_names():
+    assert _stems("Who will lead the walk?") == _stems("Who leads the walk?")
+    assert "going" not in " ".join(_stems("Who is going to mend the gate?"))
