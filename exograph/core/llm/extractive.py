@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_noun
@@ -194,7 +195,18 @@ def extract_answer(
     """The short answer and its cited whole sentences, or a plain refusal when the evidence does not answer.
     `answer_type` "manner" asks for the best sentences only (no short answer, no chain): research findings.
     `entity_types` (the NER's typed names of texts) types the short answer's candidates: a name of the type the
-    question asks for is preferred, one of another type (a person for "which city") is not taken."""
+    question asks for is preferred, one of another type (a person for "which city") is not taken. A question with
+    a second wh-part ("Who will teach grafting, and where?") is answered part by part (_two_parts)."""
+    parts = two_parts(question) if answer_type is None else None
+    if parts is not None:
+        ask = partial(extract_answer, similarity=similarity, max_sentences=max_sentences, entity_types=entity_types)
+        first = ask(question=parts[0], statements=statements)
+        # the second part asks about the same clause: it is read only in the sentences that answered the first part
+        # (elsewhere the evidence speaks of something else: "on 3 May" of the coaching, not of the order)
+        said = [Statement(n, text) for n, text in first.sentences]
+        second = ask(question=parts[1], statements=said) if first.answered else first
+        tail = re.sub(r"^[\s,]*and\s+", "", question[len(parts[0]) - 1 :], flags=re.IGNORECASE)  # as the user wrote it
+        return _joined(first, second, tail)
     sentences: list[_Sentence] = []
     seen: set[str] = set()
     for position, statement in enumerate(statements):
@@ -306,6 +318,80 @@ def extract_answer(
         fit=round(fit, 3),
         fits=fits,
         sentences=[(s.n, s.text) for s in support],
+    )
+
+
+# A question's closing second part: "..., and where?", "... and from whom?", "..., and who from?"
+_SECOND_PART = re.compile(
+    r",?\s+and\s+(where|when|who|whom|(?:from|by|with|to) whom|who (?:from|by|with|to)|how many|how much)\s*\?*\s*$",
+    re.IGNORECASE,
+)
+# ... or a whole second question: "Who carved the memorial, and when was it raised?"
+_SECOND_QUESTION = re.compile(
+    r",\s+and\s+((?:where|when|who|whom|which|what|how many|how much)\s+(?:is|are|was|were|did|does|do|will|has|have|had)"
+    r"\b[^?]*)\?*\s*$",
+    re.IGNORECASE,
+)
+_WH_OPENER = re.compile(r"^\s*(?:who|whom|what|which|where|when|how many|how much)\b\s*", re.IGNORECASE)
+
+
+def two_parts(question: str) -> tuple[str, str] | None:
+    """A question that asks two things of one clause, as two questions: "Who will teach grafting, and where?" ->
+    ("Who will teach grafting?", "Where will teach grafting?"); "What did they buy, and from whom?" -> (..., "Who
+    did they buy from?"). None for a question of one part, or one whose first part opens with no wh-word."""
+    whole = _SECOND_QUESTION.search(question)
+    if whole is not None and _WH_OPENER.match(question):
+        asked = whole.group(1).strip()
+        return question[: whole.start()].rstrip(" ,") + "?", f"{asked[:1].upper()}{asked[1:]}?"
+    tail = _SECOND_PART.search(question)
+    if tail is None:
+        return None
+    first = question[: tail.start()].rstrip(" ,") + "?"
+    opener = _WH_OPENER.match(first)
+    if opener is None:
+        return None
+    rest = first[opener.end() :].rstrip("?").strip()
+    asked = " ".join(tail.group(1).casefold().split())
+    preposition = next((w for w in asked.split() if w in ("from", "by", "with", "to")), "")
+    wh = "who" if preposition else asked
+    second = f"{wh.capitalize()} {rest}{' ' + preposition if preposition else ''}?"
+    return first, second
+
+
+def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
+    """One answer to a question of two parts: the first part's, with the second part's short answer beside its own
+    ("Margaret Oduya [1], in the community hall [1].") and its sentences, or a plain word that the documents don't
+    say the second part. The first part unanswered: its refusal."""
+    if not first.answered:
+        return first
+    if not (second.answered and second.short) or second.short.casefold() == first.short.casefold():
+        text = f"{first.text} Your documents don't say {asked.rstrip('?').casefold()}."
+        return replace(first, text=text, confidence=round(first.confidence * 0.5, 3))
+    where = second.sentences[0][1] if second.sentences else ""
+    before = re.search(rf"\b(in|at|on|from|near|by|with|to)\s+(?:the\s+)?{re.escape(second.short)}", where)
+    preposition = f"{before.group(1)} " if before and not second.short.casefold().startswith(before.group(1)) else ""
+    cited = [n for n, text in second.sentences if second.short.casefold() in text.casefold()] or [
+        n for n, _ in second.sentences[:1]
+    ]
+    lines = list(dict.fromkeys([*first.sentences, *second.sentences]))
+    head_first = first.short or ""
+    second_part = f"{preposition}{second.short} {_cite(cited)}"
+    if head_first:
+        first_cited = [n for n, text in first.sentences if head_first.casefold() in text.casefold()] or [
+            n for n, _ in first.sentences[:1]
+        ]
+        head = f"{head_first[:1].upper()}{head_first[1:]} {_cite(first_cited)}, {second_part}."
+    else:
+        head = f"{second_part[:1].upper()}{second_part[1:]}."
+    text = " ".join([head, *(_line(sentence, n) for n, sentence in lines)])
+    return replace(
+        first,
+        text=text,
+        short=f"{head_first}, {preposition}{second.short}" if head_first else f"{preposition}{second.short}",
+        confidence=min(first.confidence, second.confidence),
+        fit=min(first.fit, second.fit),
+        fits=min(first.fits, second.fits),
+        sentences=lines,
     )
 
 

@@ -126,13 +126,18 @@ _SITE_NOUNS = frozenset(
 )
 
 
+def _site(word: str) -> bool:
+    """A noun of a place, or a compound ending in one ("boathouse", "churchyard")."""
+    return word in _SITE_NOUNS or any(word.endswith(noun) for noun in _SITE_NOUNS if len(noun) >= 4)
+
+
 def _common_places(sentence: str) -> list[str]:
     """The places a sentence names by a common noun after in/at ("in the community hall" -> "the community
     hall"): up to three lower-case words ending in a noun of a place (_SITE_NOUNS)."""
     out = []
     for words in re.findall(r"\b(?:in|at)\s+the\s+([a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2})", sentence):
         kept = words.split()
-        while kept and kept[-1] not in _SITE_NOUNS:
+        while kept and not _site(kept[-1]):
             kept.pop()
         if kept:
             out.append("the " + " ".join(kept))

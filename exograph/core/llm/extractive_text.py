@@ -37,6 +37,7 @@ _MONTHS = (
 )
 _DATE = re.compile(
     rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{3,4}}|(?:{_MONTHS})\s+\d{{3,4}}|"
+    rf"\d{{1,2}}\s+(?:{_MONTHS})(?!\w)|(?:{_MONTHS})\s+\d{{1,2}}(?![\d,])|"  # a day with no year: "on 12 April"
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
