@@ -288,12 +288,14 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
-        said = set()
+        said: set[str] = set()
+        objects: set[str] = set()
         if kind == "name":
             # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
             # it defines as the asked noun ("Drifting is a driving technique" for "what technique")
+            objects = set(_objects(sentence.text, verb, asked) if verb else [])
             said = {
-                *(_objects(sentence.text, verb, asked) if verb else []),
+                *objects,
                 *_subjects(sentence.text, described),
                 *_predicates(sentence.text, described),
             }
@@ -317,6 +319,8 @@ def _candidates(
                 continue  # "quarried at Bonawe, in Argyll": Argyll says where Bonawe is; Bonawe is the answer
             if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question):
                 continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
+            if fill is not None and " " not in span and sentence.text.startswith(span) and not _type_of(span, types):
+                continue  # "Minutes of the parish council": a capital the sentence's start gives, no name the NER knows
             typed = _type_of(span, types) if wanted else ""
             if (
                 kind == "person"
@@ -385,7 +389,9 @@ def _candidates(
                     bonus -= ROLE_OTHER  # "the novelist Ida Warne" is not the actor asked for
                     fits = -1
             if span in said:
-                bonus += SAID
+                bonus += SAID + (
+                    SAID if span in objects else 0.0
+                )  # what the evidence says was bought, for "bought what"
                 fits = 1
             if doing is not None:
                 if _agent(sentence.text, span, doing[0]):
