@@ -409,6 +409,8 @@ def source_url_clean(raw: str | None) -> str:
 
 
 def text_filename(title: str, content_type: DocumentType) -> str:
-    """A safe file name for a text document sent as a JSON body: its title, slugged, with .md or .txt."""
-    stem = re.sub(r"[^\w.-]+", "-", title, flags=re.UNICODE).strip("-.")[:120] or "text"
+    """A safe file name for a text document sent as a JSON body: its title, slugged, with .md or .txt (a title that
+    already ends in .txt or .md, like research's copy of an uploaded note.txt, keeps one: the format's)."""
+    stem = re.sub(r"[^\w.-]+", "-", title, flags=re.UNICODE)
+    stem = re.sub(r"\.(txt|md)$", "", stem, flags=re.IGNORECASE).strip("-.")[:120] or "text"
     return stem + (".md" if content_type == DocumentType.MARKDOWN else ".txt")

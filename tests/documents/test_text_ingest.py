@@ -84,6 +84,9 @@ def test_multipart_txt_and_base64_md_files_are_text_documents(alice_client, fund
         ({"text": "", "title": "Empty"}, "empty_text"),
         ({"text": "   \n\t ", "title": "Blank"}, "empty_text"),
         ({"text": "Some text."}, "invalid_title"),
+        # Empty text and no title: the text is what is wrong; adding a title alone would only meet a second error.
+        ({"text": ""}, "empty_text"),
+        ({"text": " \n "}, "empty_text"),
         ({"text": "Some text.", "title": "T", "source_url": "ftp://example.org/x"}, "invalid_source_url"),
         ({"file_content_base64": base64.b64encode(b"").decode(), "filename": "empty.txt"}, "invalid_upload"),
         (
@@ -101,7 +104,19 @@ def test_multipart_txt_and_base64_md_files_are_text_documents(alice_client, fund
         # 'scope' is not graph_scope: ignoring it would file a document meant for the world graph as private.
         ({"text": "Skerryvore light was lit in 1844.", "title": "Lights", "scope": "world"}, "unknown_field"),
     ],
-    ids=["empty", "whitespace", "no-title", "bad-url", "empty-file", "binary", "pdf-as-md", "latin1", "unknown-field"],
+    ids=[
+        "empty",
+        "whitespace",
+        "no-title",
+        "empty-no-title",
+        "blank-no-title",
+        "bad-url",
+        "empty-file",
+        "binary",
+        "pdf-as-md",
+        "latin1",
+        "unknown-field",
+    ],
 )
 def test_bad_text_uploads_are_clear_400s_and_cost_nothing(alice_client, funded, payload, code):
     response = alice_client.post(URL, payload, format="json")
@@ -110,6 +125,28 @@ def test_bad_text_uploads_are_clear_400s_and_cost_nothing(alice_client, funded, 
     assert error["code"] == code and error["message"] and error["hint"]
     assert credit_balance(account=funded) == 1000
     assert not Document.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("title", "text_format", "filename"),
+    [
+        ("Bakery notes.txt", "plain", "Bakery-notes.txt"),
+        ("Oven maker.md", "markdown", "Oven-maker.md"),
+        ("minutes.TXT", "markdown", "minutes.md"),
+        ("draft.md", "plain", "draft.txt"),
+        (".txt", "plain", "text.txt"),
+    ],
+)
+def test_a_title_ending_in_a_text_extension_is_not_named_twice(
+    alice_client, funded, django_capture_on_commit_callbacks, title, text_format, filename
+):
+    """A note titled like its file ('Bakery notes.txt', or research's copy of an uploaded note.txt) keeps one
+    extension, the one its format takes, not 'Bakery-notes.txt.txt'."""
+    payload = {"text": "Maren Olufsen repaired the mill wheel in Stavby.", "title": title, "text_format": text_format}
+    response = _post(alice_client, django_capture_on_commit_callbacks, payload)
+    assert response.status_code == 201, response.json()
+    assert response.json()["filename"] == filename
+    assert response.json()["title"] == title
 
 
 def test_invalid_utf8_error_names_the_encoding(alice_client, funded):

@@ -27,6 +27,8 @@ def text_upload_build(*, text: object, title: object, source_url: object = None,
         raise ValidationError(
             "text must be a string.", code="invalid_text", hint='Send {"text": "...", "title": "..."}.'
         )
+    if not text.strip():  # before the title: a title alone would not fix an empty note
+        raise ValidationError("The text is empty (only whitespace).", code="empty_text", hint="Send some text.")
     clean_title = title_clean(title if isinstance(title, str) else "")
     if not clean_title:
         raise ValidationError(
@@ -34,8 +36,6 @@ def text_upload_build(*, text: object, title: object, source_url: object = None,
             code="invalid_title",
             hint='Add a title, e.g. {"title": "Acme annual report"}.',
         )
-    if not text.strip():
-        raise ValidationError("The text is empty (only whitespace).", code="empty_text", hint="Send some text.")
     content_type = DocumentType.MARKDOWN if markdown else DocumentType.TEXT
     return upload_validate(
         filename=text_filename(clean_title, content_type),
