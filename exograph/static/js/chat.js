@@ -249,7 +249,8 @@
     return li;
   }
 
-  // answer: {id, content, evidence (cited items), grounded, support_score, model, engine, credits}
+  // answer: {id, content, evidence (cited items), grounded, support_score, model, engine, credits, refunded}
+  // (as templates/chat/_answer.html renders a stored one)
   function renderAnswer(article, answer) {
     article.id = "msg-" + answer.id;
     article.setAttribute("data-id", answer.id);
@@ -259,10 +260,13 @@
     (answer.evidence || []).forEach(function (item) { known[item.n] = true; });
     renderAnswerText(article.querySelector(".answer"), answer.content || "", known, answer.id);
     var meta = el("p", "meta");
-    meta.appendChild(el("span", "badge " + (answer.grounded ? "grounded" : "ungrounded"), answer.grounded ? "Grounded" : "Not grounded"));
+    var badge = answer.grounded ? "Grounded" : (answer.refunded ? "Not in your documents" : "Not grounded");
+    meta.appendChild(el("span", "badge " + (answer.grounded ? "grounded" : "ungrounded"), badge));
     meta.appendChild(el("span", "support", "Support " + Math.round((answer.support_score || 0) * 100) + "%"));
     var facts = [answer.model, answer.engine].filter(Boolean).join(" · ");
-    if (answer.credits !== undefined && answer.credits !== null) facts += (facts ? " · " : "") + answer.credits + " credits";
+    if (answer.credits !== undefined && answer.credits !== null) {
+      facts += (facts ? " · " : "") + answer.credits + " credits" + (answer.refunded ? " (refunded)" : "");
+    }
     meta.appendChild(el("span", "help", facts));
     article.appendChild(meta);
     if ((answer.evidence || []).length) {
@@ -277,7 +281,9 @@
     return {
       id: data.message_id, content: data.answer, evidence: data.evidence, grounded: data.grounded,
       support_score: data.support_score, model: data.model, engine: data.reasoning_engine,
-      credits: data.usage ? data.usage.credits : null
+      credits: data.usage ? data.usage.credits : null,
+      // not in the documents: the turn's credits came back (chat.done carries no usage; the REST answer follows)
+      refunded: data.answered === false || !!(data.usage && data.usage.credits_refunded)
     };
   }
 
@@ -287,7 +293,7 @@
     return {
       id: message.id, content: message.content, evidence: message.evidence, grounded: citations.grounded,
       support_score: citations.support_score, model: message.model_name || usage.model,
-      engine: message.reasoning_engine, credits: usage.credits
+      engine: message.reasoning_engine, credits: usage.credits, refunded: !!usage.credits_refunded
     };
   }
 
@@ -303,7 +309,9 @@
     renderAnswer(article, fromSend(data));
     if (typeof data.balance === "number") balanceBox.textContent = String(data.balance);
     if (data.title) updateTitle(data.title);
-    setStatus(data.grounded ? "Answered." : "Answered (not grounded in the evidence).");
+    var refused = data.answered === false || !!(data.usage && data.usage.credits_refunded);
+    setStatus(data.grounded ? "Answered." : refused ? "Not in your documents; not charged (the credits came back)."
+      : "Answered (not grounded in the evidence).");
     scrollToEnd();
   }
 
