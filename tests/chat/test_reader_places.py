@@ -3,7 +3,8 @@ written before the question's own noun ("the Dunmore fountain" for "the fountain
 not its answer; a person is never the answer to "where"; of "at X, in Y" the nearer place X is where; a place named
 by a common noun ("in the village hall") answers "where" when no named place does; and "will"/"going" ask, they
 name nothing. Run as chat runs it (MiniLM meaning and the offline NER's types); invented places and people,
-questions in other words than the texts."""
+questions in other words than the texts. Numbers are copied as written: no comma after one ("23,"), a hyphenated
+measure whole ("twelve-metre"), and a year never counts people."""
 
 from __future__ import annotations
 
@@ -40,3 +41,29 @@ def test_the_reader_answers_with_the_asked_thing_and_place(question, answer, tex
 def test_modal_and_future_words_are_not_what_a_question_names():
     assert _stems("Who will lead the walk?") == _stems("Who leads the walk?")
     assert "going" not in " ".join(_stems("Who is going to mend the gate?"))
+
+
+WORKSHOP = (
+    "Corran Joinery was started in 2009 in an old net loft by the harbour. "
+    "Its payroll reached 23, most of them apprentices, in the spring. Last year it restored a twelve-metre "
+    "lifeboat for the harbour trust."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How many staff does Corran Joinery employ?", "23"),  # not the year of the sentence naming the firm, nor "23,"
+        ("How long was the lifeboat it restored?", "twelve-metre"),  # a hyphenated measure, as written
+    ],
+)
+def test_counts_measures_and_years_are_copied_as_written(question, answer):
+    assert read_as_chat(question, WORKSHOP).short == answer
+
+
+def test_a_year_is_never_a_count():
+    firm = (
+        "Brindle Analytics was set up in 2014 by Kofi Mensah and Laura Pike in a converted warehouse in Salford. "
+        "The firm now employs 85 people."
+    )
+    assert read_as_chat("How many staff does Brindle have?", firm).short == "85"

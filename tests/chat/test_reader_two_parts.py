@@ -51,3 +51,7 @@ def test_a_question_of_one_part_is_not_split():
         "When did they race?",
     )
     assert two_parts("Who sold the boat, and to whom?") == ("Who sold the boat?", "Who sold the boat to?")
+    assert two_parts("Who runs the ferry now, and since when?") == (
+        "Who runs the ferry now?",
+        "When runs the ferry now?",
+    )

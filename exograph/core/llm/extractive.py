@@ -323,7 +323,7 @@ def extract_answer(
 
 # A question's closing second part: "..., and where?", "... and from whom?", "..., and who from?"
 _SECOND_PART = re.compile(
-    r",?\s+and\s+(where|when|who|whom|(?:from|by|with|to) whom|who (?:from|by|with|to)|how many|how much)\s*\?*\s*$",
+    r",?\s+and\s+(where|(?:since )?when|who|whom|(?:from|by|with|to) whom|who (?:from|by|with|to)|how many|how much)\s*\?*\s*$",
     re.IGNORECASE,
 )
 # ... or a whole second question: "Who carved the memorial, and when was it raised?"
@@ -353,7 +353,7 @@ def two_parts(question: str) -> tuple[str, str] | None:
     rest = first[opener.end() :].rstrip("?").strip()
     asked = " ".join(tail.group(1).casefold().split())
     preposition = next((w for w in asked.split() if w in ("from", "by", "with", "to")), "")
-    wh = "who" if preposition else asked
+    wh = "who" if preposition else asked.removeprefix("since ")
     second = f"{wh.capitalize()} {rest}{' ' + preposition if preposition else ''}?"
     return first, second
 

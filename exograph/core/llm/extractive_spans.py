@@ -186,7 +186,7 @@ def _measured(sentence: str, number: re.Match[str]) -> str:
     unit = _MEASURE.match(sentence, number.end())
     if unit is None or unit.group(2).casefold() not in _UNITS:
         return ""
-    return f"{number.group(0)} {unit.group(1) or ''}{unit.group(2)}"
+    return sentence[number.start() : unit.end()]  # as written: "340 tonnes", "a four-mile stretch" -> "four-mile"
 
 
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
@@ -366,6 +366,8 @@ def _candidates(
                     typed_ok = True
                     fits = 1
                 elif typed and not (kind == "number" and typed == "DATE" and durational):
+                    if kind == "number" and typed == "DATE" and re.fullmatch(r"1\d{3}|20\d{2}", span):
+                        continue  # "set up in 2014" for "how many staff": a year is never a count
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
                     fits = -1
             if measure and " " in span and span.rsplit(" ", 1)[1].casefold() in _UNITS:

@@ -41,7 +41,7 @@ _DATE = re.compile(
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent))?(?![\w])"
+    r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent))?(?![\w])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b",
     re.IGNORECASE,
@@ -54,7 +54,7 @@ _UNITS = frozenset(
     "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
     "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
 )
-_MEASURE = re.compile(r"\s+(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
+_MEASURE = re.compile(r"(?:\s+|-)(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
 _CALENDAR = re.compile(
     rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
     re.IGNORECASE,
