@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_bridge import formatting
 from mcp_bridge.client import ExoGraphAPIError, ExoGraphClient, mask_secrets
@@ -185,7 +185,34 @@ class ExoGraphMCPServer(MCPServer[Any]):
                     + (f"Did you mean '{near}'? " if near else "")
                     + f"Check the spelling, or leave {_names(unknown)} out."
                 )
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # The SDK's refusal of arguments its input schema rejects is pydantic's report (a ToolError caused by
+            # the ValidationError); a crash is UnexpectedToolError and keeps the SDK's message.
+            if type(exc) is ToolError and isinstance(exc.__cause__, ValidationError) and accepted is not None:
+                logger.info("mcp tool %s: refused invalid arguments", name)
+                raise ToolError(argument_errors_text(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+def argument_errors_text(tool: str, error: ValidationError) -> str:
+    """Which arguments are wrong and what each must be, in words (pydantic's own message for the rule, the value
+    sent cut to 60 characters), and that nothing happened: 'create_research_session: 'query' String should have
+    at least 3 characters (got 'x'), so nothing was done and nothing was charged.'"""
+    problems = []
+    for item in error.errors(include_url=False)[:5]:
+        argument = ".".join(str(part) for part in item.get("loc", ())) or "arguments"
+        if item.get("type") == "missing":
+            problems.append(f"'{argument[:60]}' is required")
+            continue
+        sent = repr(item.get("input"))
+        sent = sent if len(sent) <= 60 else sent[:57] + "..."
+        problems.append(f"'{argument[:60]}': {str(item.get('msg', 'invalid')).rstrip('.')} (got {sent})")
+    return (
+        f"{tool}: {'; '.join(problems)}, so nothing was done and nothing was charged. "
+        "Correct the argument and call again (the tool's input schema lists what each one takes)."
+    )
 
 
 def tool_argument_names(fn: Callable[..., Any]) -> tuple[str, ...]:

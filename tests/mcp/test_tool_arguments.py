@@ -90,3 +90,30 @@ def test_stdio_refuses_unknown_arguments_too(live_server_asgi, alice, alice_key,
     out = _session(mcp_stdio(live_server_asgi.url, key=alice_key), steps)
     assert out["upload"].is_error and "'graph_idd'" in text_of(out["upload"])
     assert credit_balance(account=alice) == 50 and not Document.objects.exists()
+
+
+def test_an_argument_of_the_wrong_shape_is_refused_in_plain_words_naming_it_and_charges_nothing(
+    live_server_asgi, alice, alice_key, fund
+):
+    """The SDK's own refusal is pydantic's report ('1 validation error for create_research_sessionArguments ...
+    For further information visit https://errors.pydantic.dev/...'); an agent or its user reads which argument is
+    wrong, what it must be, and that nothing was done or charged."""
+    fund(alice, 50)
+
+    async def steps(mcp: Any, out: dict[str, Any]) -> None:
+        out["short"] = await mcp.call_tool("create_research_session", {"query": "x"})
+        out["missing"] = await mcp.call_tool("send_chat_message", {})
+        out["scope"] = await mcp.call_tool("search_entities", {"query": "kelp", "graph_scope": "everyone"})
+
+    out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
+    texts = {key: text_of(result) for key, result in out.items()}
+    assert all(result.is_error for result in out.values()), texts
+    for text in texts.values():
+        assert "validation error" not in text and "pydantic" not in text and "Arguments" not in text, text
+        assert "nothing was done and nothing was charged" in text, text
+    assert "create_research_session: 'query'" in texts["short"] and "at least 3 characters" in texts["short"]
+    assert "send_chat_message: 'message' is required" in texts["missing"]
+    assert "'graph_scope'" in texts["scope"] and "'world' or 'private'" in texts["scope"]
+    assert "'everyone'" in texts["scope"]  # what was sent, to compare
+    assert credit_balance(account=alice) == 50
+    assert not CreditEntry.objects.filter(kind__in=["charge", "hold"]).exists()
