@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from exograph.core.llm.extractive_spans import asked_object, asked_verb
-from exograph.core.llm.extractive_text import _stem
+from exograph.core.llm.extractive_text import _stem, family_words
 from tests.chat.reading import read_as_chat
 
 FREIGHT = (
@@ -193,3 +193,28 @@ def test_a_figure_the_question_asks_about_must_be_in_the_answers_passage():
     assert not read_as_chat("What was the population of Harlow in 2020?", PARISH).answered
     result = read_as_chat("How many people lived in Harlow in 2011?", PARISH)
     assert result.answered and result.short == "8,400", result
+
+
+WORKS = (
+    "Garrow Instruments was set up in 1962 by the brothers Emil and Otto Garrow in a former tannery. "
+    "Its first barometers were made by Pennock Foundry in 1963."
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # "set up" says who founded it, another link than who leads it now
+        "Who is the managing director of Garrow Instruments?",
+        # the foundry is named only as maker of barometers: nothing says when it shut
+        "When did Pennock Foundry close?",
+    ],
+)
+def test_a_link_said_by_a_phrasal_verb_is_another_link_than_the_asked_one(question):
+    result = read_as_chat(question, WORKS)
+    assert not result.answered and result.short == "", result
+
+
+def test_a_phrasal_verb_still_answers_its_own_link_and_close_to_is_no_closure():
+    assert "Otto Garrow" in read_as_chat("Who started Garrow Instruments?", WORKS).short
+    assert family_words("Which mill close to the river shut in 1990?") == family_words("Which mill shut in 1990?")

@@ -87,6 +87,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "design designs designed designer architect plan plans planned draw drew drawn drafted",
         "born birth birthplace native",
         "die died death",
+        "close closed closes closure shut defunct dissolved liquidated",
         "wrote write writes written author authored writer penned",
         "play plays played player member joined",
         "marry married spouse wife husband",
@@ -336,9 +337,26 @@ CONVERSE = {_OWN: _SELL, _SELL: _OWN}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
+# Phrasal verbs that say a family's link in two words ("was set up by X" says who founded it).
+_PHRASAL = (
+    (re.compile(r"\bset(?:s|ting)?\s+up\b"), " founded "),
+    (re.compile(r"\b(?:pass(?:ed|es)?|passing)\s+away\b"), " died "),
+    (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\b"), " acquired "),
+    (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),  # the adjective: "a village close to Leeds" says no closure
+)
+
+
+def _phrasal(text: str) -> str:
+    text = text.casefold()
+    for pattern, verb in _PHRASAL:
+        text = pattern.sub(verb, text)
+    return text
+
+
 def family_stems(text: str) -> set[int]:
-    """The relation families (their index in RELATION_FAMILIES) a text says in any form of their words."""
-    stems = {_stem(word) for word in _WORD.findall(text.casefold())}
+    """The relation families (their index in RELATION_FAMILIES) a text says in any form of their words, phrasal
+    verbs included ("set up" says founded)."""
+    stems = {_stem(word) for word in _WORD.findall(_phrasal(text))}
     return {index for index, family in enumerate(FAMILY_STEMS) if stems & family}
 
 
@@ -374,5 +392,5 @@ def family_words(text: str) -> set[int]:
 
 
 def _families(text: str) -> list[frozenset[str]]:
-    words = set(_WORD.findall(text.casefold()))
+    words = set(_WORD.findall(_phrasal(text)))
     return [family for family in RELATION_FAMILIES if words & family]
