@@ -270,8 +270,12 @@ class ScopeField(serializers.ChoiceField):
         super().__init__(choices=Scope.choices, **kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
+        from exograph.core.scope import parse_scope
+
         if isinstance(data, str):
             data = data.strip().lower()
+            if data:  # any value but world/private is the header's 400 invalid_scope (README), not a field error
+                parse_scope(data, source=self.field_name or "graph_scope")
         return super().to_internal_value(data)
 
 

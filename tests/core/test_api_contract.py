@@ -32,7 +32,7 @@ def test_graph_scope_argument_overrides_the_header(alice_client):
     response = alice_client.get("/api/v1/me/?graph_scope=world", HTTP_X_GRAPH_SCOPE="private")
     assert response.json()["graph_scope"] == "world"
     bad = alice_client.get("/api/v1/me/?graph_scope=everything")
-    error = _assert_envelope(bad, 400, "invalid")
+    error = _assert_envelope(bad, 400, "invalid_scope")  # as the header (README)
     assert "'world' or 'private'" in error["message"]
 
 

@@ -69,3 +69,32 @@ def test_scope_resolve_reads_argument_then_header_then_private(rf) -> None:  # t
     assert scope_resolve(rf.get("/"), " ") == Scope.PRIVATE
     with pytest.raises(ValidationError):
         scope_resolve(rf.get("/"), "public")
+
+
+@pytest.mark.parametrize("door", [*DOORS, "chat message", "entity search"])
+def test_a_bad_graph_scope_argument_is_invalid_scope_like_the_header_and_charges_nothing(
+    door, alice, alice_client
+) -> None:  # type: ignore[no-untyped-def]
+    """README: any scope value but world/private is a 400 invalid_scope, the argument as the header; the argument was
+    the generic 'invalid' (a field error), so a client checking the documented code missed it."""
+    from billing.models import CreditEntry
+    from billing.services import credit_balance
+
+    credits_grant_admin(account=alice, amount=500, actor=None, note="test funding")
+    doors = {**DOORS, "chat message": ("/api/v1/chat/messages/", {"message": "Who mapped the reef?"})}
+    if door == "entity search":
+        responses = [alice_client.get("/api/v1/entities/search", {"query": "reef", "graph_scope": "public"})]
+    else:
+        url, body = doors[door]
+        responses = [
+            alice_client.post(url, {**body, "graph_scope": "public"}, format="json"),
+            alice_client.get(url if door != "chat message" else "/api/v1/chat/sessions/", {"graph_scope": "everyone"}),
+        ]
+    for response in responses:
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["code"] == "invalid_scope", error
+        assert "'world' or 'private'" in error["message"] and "graph_scope" in error["message"]
+        assert "'world'" in error["hint"] and "'private'" in error["hint"]
+    assert credit_balance(account=alice) == 500
+    assert not CreditEntry.objects.filter(kind__in=["charge", "hold"]).exists()

@@ -258,7 +258,7 @@ def test_wrong_extension_fixture_is_refused(alice_client, funded):
         ({"file_content_base64": base64.b64encode(b"%PDF-1.4").decode()}, 400, "invalid_filename"),
         ({}, 400, "invalid_upload"),
         ({"file_content_base64": "QQ==", "filename": "a.pdf", "file_path": "x.pdf"}, 400, "invalid_upload"),
-        ({"file_content_base64": "QQ==", "filename": "a.pdf", "graph_scope": "galaxy"}, 400, "invalid"),
+        ({"file_content_base64": "QQ==", "filename": "a.pdf", "graph_scope": "galaxy"}, 400, "invalid_scope"),
     ],
 )
 def test_bad_upload_requests_are_clear_400s(alice_client, funded, payload, status, code):
