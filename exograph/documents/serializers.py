@@ -75,6 +75,12 @@ class DocumentOutSerializer(DocumentListItemOutSerializer):
     entity_count = serializers.IntegerField()
     relation_count = serializers.IntegerField()
     processed_at = serializers.DateTimeField(allow_null=True)
+    credits_charged = serializers.IntegerField(
+        help_text="What the upload charged (5 + 1 per page; a text note 5 + 1 per 3,000 characters), as the web viewer shows."
+    )
+    refunded = serializers.BooleanField(
+        help_text="True when that charge came back (the document was cancelled, or failed and was refunded)."
+    )
     warnings = DocumentWarningOutSerializer(
         many=True,
         help_text="How processing fell short without failing, e.g. llm_extractor_fallback: the LLM extractor "

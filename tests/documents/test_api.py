@@ -497,3 +497,20 @@ def test_llm_extractor_in_the_pipeline(alice_client, funded, settings, django_ca
         assert llm.requests  # one request per chunk
     hits = search_entities(user=funded, query="Quillfeather Institute", scope=Scope.PRIVATE)
     assert hits and hits[0]["name"] == "Quillfeather Institute" and hits[0]["type"].upper() == "ORGANIZATION"
+
+
+def test_a_documents_own_page_says_what_it_was_charged_and_whether_that_came_back(alice_client, funded):
+    """GET /api/v1/documents/<id>/ (and cancel's answer) carry credits_charged and refunded, as the web viewer shows
+    them ('23 credits (refunded)'): an agent that polls a document, or lost the upload's answer, can see its cost."""
+    note = {"text": "Ilse Varga restored the clock tower in Kesmark in 1998.", "title": "Clock tower"}
+    kept = alice_client.post(URL, note, format="json")
+    assert kept.status_code == 201, kept.json()
+    detail = alice_client.get(f"{URL}{kept.json()['id']}/").json()
+    assert detail["credits_charged"] == kept.json()["credits_charged"] == 6 and detail["refunded"] is False
+    dropped = alice_client.post(URL, _b64(SMALL_PDF), format="json")  # on_commit not run: still pending
+    charged = dropped.json()["credits_charged"]
+    cancelled = alice_client.post(f"{URL}{dropped.json()['id']}/cancel/").json()
+    assert cancelled["credits_charged"] == charged > 0 and cancelled["refunded"] is True
+    detail = alice_client.get(f"{URL}{dropped.json()['id']}/").json()
+    assert detail["credits_charged"] == charged and detail["refunded"] is True
+    assert credit_balance(account=funded) == 1000 - 6
