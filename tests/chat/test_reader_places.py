@@ -67,3 +67,13 @@ def test_a_year_is_never_a_count():
         "The firm now employs 85 people."
     )
     assert read_as_chat("How many staff does Brindle have?", firm).short == "85"
+
+
+def test_a_place_a_compass_direction_locates_is_no_owner():
+    light = (
+        "Kestrel Point lighthouse\n\n"
+        "Kestrel Point lighthouse stands on a granite headland south of Porthallow. It was designed by the engineer "
+        "James Walker and first lit in 1842. The tower is 28 metres tall. Since 2015 the lighthouse has been owned by "
+        "the Penrose Heritage Trust, which bought it from Trinity House."
+    )
+    assert read_as_chat("Who owns Kestrel Point lighthouse?", light).short != "Porthallow"

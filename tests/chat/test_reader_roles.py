@@ -218,3 +218,24 @@ def test_a_link_said_by_a_phrasal_verb_is_another_link_than_the_asked_one(questi
 def test_a_phrasal_verb_still_answers_its_own_link_and_close_to_is_no_closure():
     assert "Otto Garrow" in read_as_chat("Who started Garrow Instruments?", WORKS).short
     assert family_words("Which mill close to the river shut in 1990?") == family_words("Which mill shut in 1990?")
+
+
+ORGAN = (
+    "Edmund Carrow (1874–1939) was a Scottish organ builder. He married Jean Laidlaw in 1902 and "
+    "moved his workshop to Perth."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("In what year did Edmund Carrow pass away?", "1939"),  # the span's end, not the year he married
+        ("When was Edmund Carrow born?", "1874"),  # its start
+    ],
+)
+def test_a_lifes_span_answers_birth_and_death(question, answer):
+    assert read_as_chat(question, ORGAN).short == answer
+
+
+def test_a_year_of_a_lifes_span_is_no_age():
+    assert read_as_chat("How old was Edmund Carrow when he died?", ORGAN).short not in {"1874", "1939"}

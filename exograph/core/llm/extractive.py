@@ -46,6 +46,7 @@ from exograph.core.llm.extractive_text import (
     _word_match,
     family_stems,
     family_words,
+    life_families,
     names_in,
     names_the_subject,
     pronoun_referents,
@@ -407,9 +408,9 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for
     wanted = family_words(question)
     said = resolved(where.text, where.about)
-    if says_another_relation(wanted, wanted, said):
-        return False
-    return not (wanted and not wanted <= family_stems(said) and where.meaning < LINK_MEANING)
+    if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
+        return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
+    return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)
 
 
 def _common_name(name: str, sentences: list[_Sentence], kind: str) -> str:

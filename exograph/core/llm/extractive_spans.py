@@ -26,9 +26,12 @@ from exograph.core.llm.extractive_text import (
     _STOP,
     _UNITS,
     _YESNO,
+    BORN,
+    DIED,
     _all_stems,
     _Sentence,
     _stem,
+    family_words,
     names_in,
     sentences_of,
 )
@@ -211,6 +214,16 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     return names
 
 
+def _end_of_life(sentence: str, span: str, asked: set[int]) -> int:
+    """Whether span is an end of a life's span "(A - B)": 1 the end the question asks for (its start for "when was X
+    born", its end for "when did X die"), -1 the other end, 0 neither."""
+    start = re.search(rf"\(\s*(?:c\.\s*)?{re.escape(span)}\s*[-–—]", sentence) is not None
+    end = re.search(rf"[-–—]\s*(?:c\.\s*)?{re.escape(span)}\s*\)", sentence) is not None
+    if (start and asked == {BORN}) or (end and asked == {DIED}):
+        return 1
+    return -1 if start or end else 0
+
+
 def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> float:
     """1.0 when span stands next to a word the question uses, falling to 0 at 12 words away."""
     words = _NAME_WORD.findall(sentence.casefold())
@@ -283,6 +296,7 @@ def _candidates(
     doing = asked_verb(question) if kind in ("person", "name") else None
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
+    life = family_words(question) & {BORN, DIED} if kind == "date" else set()
 
     def read(rank: int, sentence: _Sentence, only_wanted: bool) -> None:
         nonlocal typed_ok
@@ -317,6 +331,15 @@ def _candidates(
                 rf"\b(?:in|at|from|near)\s+[A-Z][\w'’.-]*,\s+(?:in|near)\s+{re.escape(span)}\b", sentence.text
             ):
                 continue  # "quarried at Bonawe, in Argyll": Argyll says where Bonawe is; Bonawe is the answer
+            if (
+                kind == "number"
+                and re.fullmatch(r"1\d{3}|20\d{2}", span)
+                and (_type_of(span, types) == "DATE" or _end_of_life(sentence.text, span, {BORN}))
+            ):
+                continue  # "set up in 2014" for "how many staff", "(1891-1967)" for "how old": a year is no count or age
+            end_of_life = _end_of_life(sentence.text, span, life) if life else 0
+            if end_of_life < 0:
+                continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
             if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question):
                 continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
             if fill is not None and " " not in span and sentence.text.startswith(span) and not _type_of(span, types):
@@ -325,9 +348,12 @@ def _candidates(
             if (
                 kind == "person"
                 and typed == "ORGANIZATION"
-                and re.search(rf"\b(?:in|near|off)\s+{re.escape(span)}", sentence.text)
+                and re.search(
+                    rf"\b(?:in|near|off|(?:north|south|east|west)(?:-?(?:east|west))?\s+of)\s+{re.escape(span)}",
+                    sentence.text,
+                )
             ):
-                typed = "LOCATION"  # "off Skelly Point", "in Tartu": a place the NER took for a body
+                typed = "LOCATION"  # "off Skelly Point", "south of Porthallow": a place the NER took for a body
             if kind == "person" and typed != "PERSON" and any(_defines(sentence.text, span, n) for n in _SETTLEMENTS):
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
@@ -366,8 +392,6 @@ def _candidates(
                     typed_ok = True
                     fits = 1
                 elif typed and not (kind == "number" and typed == "DATE" and durational):
-                    if kind == "number" and typed == "DATE" and re.fullmatch(r"1\d{3}|20\d{2}", span):
-                        continue  # "set up in 2014" for "how many staff": a year is never a count
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
                     fits = -1
             if measure and " " in span and span.rsplit(" ", 1)[1].casefold() in _UNITS:
@@ -390,6 +414,9 @@ def _candidates(
                 elif role:
                     bonus -= ROLE_OTHER  # "the novelist Ida Warne" is not the actor asked for
                     fits = -1
+            if end_of_life > 0:
+                bonus += TYPE_MATCH  # the end of a life's span the question asks for: a date of the asked kind
+                fits = 1
             if span in said:
                 bonus += SAID + (
                     SAID if span in objects else 0.0

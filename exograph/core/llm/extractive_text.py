@@ -319,8 +319,8 @@ def _question_keys(question: str) -> list[str]:
 
 def _family_match(query: str, sentence: str) -> float:
     """1.0 when the query and the sentence share a relation family, else 0."""
-    asked = {w for w in _WORD.findall(query.casefold())}
-    said = {w for w in _WORD.findall(sentence.casefold())}
+    asked = set(_WORD.findall(_phrasal(query)))
+    said = set(_WORD.findall(_phrasal(_LIFE.sub(" (born died) ", sentence))))
     return 1.0 if any(asked & family and said & family for family in RELATION_FAMILIES) else 0.0
 
 
@@ -333,6 +333,7 @@ def _word_match(wanted: set[str], sentence: str, family: float) -> float:
 
 # Families that say one link from its two ends: who owns X / who X was sold to.
 _OWN, _SELL = 0, 4
+BORN, DIED = (RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if word in f)) for word in ("born", "died"))
 CONVERSE = {_OWN: _SELL, _SELL: _OWN}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
@@ -344,6 +345,10 @@ _PHRASAL = (
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\b"), " acquired "),
     (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),  # the adjective: "a village close to Leeds" says no closure
 )
+# "Ada Treloar (1891-1967)": a life's span says when the person was born and when they died. It is read as saying
+# those links (a question asking one of them is matched to it), never as another link than the asked one (a
+# biography's first sentence gives the span whatever else it says).
+_LIFE = re.compile(r"\(\s*(?:c\.\s*)?[\w ,.]*?\d{3,4}\s*[-–—]\s*(?:c\.\s*)?[\w ,.]*?\d{3,4}\s*\)")
 
 
 def _phrasal(text: str) -> str:
@@ -358,6 +363,11 @@ def family_stems(text: str) -> set[int]:
     verbs included ("set up" says founded)."""
     stems = {_stem(word) for word in _WORD.findall(_phrasal(text))}
     return {index for index, family in enumerate(FAMILY_STEMS) if stems & family}
+
+
+def life_families(text: str) -> set[int]:
+    """{BORN, DIED} when text gives a life's span "(1891-1967)", else nothing."""
+    return {BORN, DIED} if _LIFE.search(text) else set()
 
 
 def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
