@@ -257,6 +257,7 @@ class DocumentListCreateApi(APIView):
             upload=upload,
             scope=request_scope(request, data),
             graph_id=data.get("graph_id") or None,
+            scope_argument=data.get("graph_scope") or None,
         )
         if meter.dry_run:
             quote = document_upload_quote(actor=meter.account, prepared=prepared)

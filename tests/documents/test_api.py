@@ -514,3 +514,25 @@ def test_a_documents_own_page_says_what_it_was_charged_and_whether_that_came_bac
     detail = alice_client.get(f"{URL}{dropped.json()['id']}/").json()
     assert detail["credits_charged"] == charged and detail["refunded"] is True
     assert credit_balance(account=funded) == 1000 - 6
+
+
+@pytest.mark.parametrize("sent", ["body", "dry_run"])
+def test_an_upload_asking_for_the_other_scope_than_its_graph_has_is_refused_for_free(alice, alice_client, funded, sent):
+    """graph_id names a private graph and graph_scope says world (a user who means to publish and earn): the upload
+    used to land in the private graph without a word. Refused as research refuses it (graph_scope_mismatch), naming
+    both fixes; the header alone (a client's default scope) does not count against a named graph."""
+    from exograph.graphs.services import graph_create
+
+    notebook = graph_create(actor=alice, name="Ferry notes", scope=Scope.PRIVATE)
+    note = {"text": "The MV Brandholm was built in Turku in 2008.", "title": "Brandholm", "graph_id": notebook.id}
+    body = {**note, "graph_scope": "world", **({"dry_run": True} if sent == "dry_run" else {})}
+    response = alice_client.post(URL, body, format="json")
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "graph_scope_mismatch"
+    assert notebook.id in error["message"] and "private" in error["message"] and "world" in error["message"]
+    assert "graph_scope private" in error["hint"]
+    assert credit_balance(account=funded) == 1000 and not Document.objects.exists()
+    by_header = alice_client.post(URL, note, format="json", HTTP_X_GRAPH_SCOPE="world")
+    assert by_header.status_code == 201, by_header.json()
+    assert by_header.json()["scope"] == "private" and by_header.json()["graph_id"] == notebook.id

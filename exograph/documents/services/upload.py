@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import IntegrityError, transaction
 
 from exograph.accounts.models import User
-from exograph.core.errors import Conflict
+from exograph.core.errors import Conflict, ValidationError
 from exograph.core.scope import Scope
 from exograph.documents.models import (
     TEXT_TYPES,
@@ -56,23 +56,39 @@ class PreparedUpload:
     existing: Document | None
 
 
-def _graph_for_upload(*, actor: User, scope: Scope, graph_id: str | None) -> Graph:
+def _graph_for_upload(*, actor: User, scope: Scope, graph_id: str | None, scope_argument: Scope | None) -> Graph:
     from exograph.graphs.selectors import graph_get_for_user
     from exograph.graphs.services import graph_default_for_user
 
-    if graph_id:
-        return graph_get_for_user(user=actor, graph_id=graph_id, write=True)
-    return graph_default_for_user(actor=actor, scope=scope, kind=GraphKind.DOCUMENT)
+    if not graph_id:
+        return graph_default_for_user(actor=actor, scope=scope, kind=GraphKind.DOCUMENT)
+    graph = graph_get_for_user(user=actor, graph_id=graph_id, write=True)
+    if scope_argument is not None and Scope(scope_argument) != graph.scope:
+        # As research refuses it: a named graph's scope is the upload's, and asking for the other one (to publish
+        # a note into a private graph) must not land it there without a word.
+        raise ValidationError(
+            f"graph_scope is {scope_argument} but graph {graph.id} is {graph.scope}; the upload would be {graph.scope}.",
+            code="graph_scope_mismatch",
+            hint=f"Send graph_scope {graph.scope} (or leave it out), or pick a {scope_argument} graph.",
+        )
+    return graph
 
 
 def document_upload_prepare(
-    *, actor: User, upload: UploadedFile, scope: Scope, graph_id: str | None = None
+    *,
+    actor: User,
+    upload: UploadedFile,
+    scope: Scope,
+    graph_id: str | None = None,
+    scope_argument: Scope | None = None,
 ) -> PreparedUpload:
     """Resolve the target graph, find a duplicate, and inspect the file in the sandbox (page count).
 
+    scope_argument: the graph_scope the caller sent, if any; with a graph_id of the other scope it is a 400
+    graph_scope_mismatch (the header, a client's default, does not count against a named graph).
     Writes nothing but the caller's default graph on first use. Raises NotFound/PermissionDenied
-    (graph), ParseFailed (400: encrypted, no text, damaged, over a limit)."""
-    graph = _graph_for_upload(actor=actor, scope=scope, graph_id=graph_id)
+    (graph), ValidationError (scope mismatch), ParseFailed (400: encrypted, no text, damaged, over a limit)."""
+    graph = _graph_for_upload(actor=actor, scope=scope, graph_id=graph_id, scope_argument=scope_argument)
     sha256 = hashlib.sha256(upload.data).hexdigest()
     existing = (
         Document.objects.select_related("graph")
