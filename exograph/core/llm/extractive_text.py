@@ -404,3 +404,34 @@ def family_words(text: str) -> set[int]:
 def _families(text: str) -> list[frozenset[str]]:
     words = set(_WORD.findall(_phrasal(text)))
     return [family for family in RELATION_FAMILIES if words & family]
+
+
+def _measured(sentence: str, number: re.Match[str]) -> str:
+    """The number with the unit of measure written after it ("340 tonnes", "7 mmHg", "eighteen months"), or ""."""
+    unit = _MEASURE.match(sentence, number.end())
+    if unit is None or unit.group(2).casefold() not in _UNITS:
+        return ""
+    return sentence[number.start() : unit.end()]  # as written: "340 tonnes", "a four-mile stretch" -> "four-mile"
+
+
+def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> float:
+    """1.0 when span stands next to a word the question uses, falling to 0 at 12 words away."""
+    words = _NAME_WORD.findall(sentence.casefold())
+    first = _NAME_WORD.findall(span.casefold())[:1]
+    if not first or first[0] not in words:
+        return 0.0
+    at = words.index(first[0])
+    hits = [i for i, w in enumerate(words) if _stem(w) in asked and w not in _STOP]
+    if not hits:
+        return 0.0
+    return max(0.0, 1.0 - min(abs(i - at) for i in hits) / 12)
+
+
+def _end_of_life(sentence: str, span: str, asked: set[int]) -> int:
+    """Whether span is an end of a life's span "(A - B)": 1 the end the question asks for (its start for "when was X
+    born", its end for "when did X die"), -1 the other end, 0 neither."""
+    start = re.search(rf"\(\s*(?:c\.\s*)?{re.escape(span)}\s*[-–—]", sentence) is not None
+    end = re.search(rf"[-–—]\s*(?:c\.\s*)?{re.escape(span)}\s*\)", sentence) is not None
+    if (start and asked == {BORN}) or (end and asked == {DIED}):
+        return 1
+    return -1 if start or end else 0
