@@ -196,6 +196,7 @@ class ChatSessionListCreateApi(APIView):
             reasoning_engine=data.get("reasoning_engine") or "rag",
             graph_scope=request_scope(request, data),
             graph_id=data.get("graph_id") or "",
+            scope_argument=data.get("graph_scope") or None,
         )
         return Response(session_out(session), status=201)
 

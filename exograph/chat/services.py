@@ -87,6 +87,20 @@ def title_from(message: str) -> str:
     return first[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _named_graph_scope(*, actor: User, graph_id: str, scope_argument: Scope | str | None) -> Scope:
+    """The scope of a graph a session or message names: its own. A graph_scope argument of the other scope is a 400
+    graph_scope_mismatch (as research and uploads), never a world-labelled session reading a private graph.
+    Raises NotFound (graph), ValidationError."""
+    graph = graph_get_for_user(user=actor, graph_id=graph_id)
+    if scope_argument and Scope(scope_argument) != graph.scope:
+        raise ValidationError(
+            f"graph_scope is {scope_argument} but graph {graph.id} is {graph.scope}.",
+            code="graph_scope_mismatch",
+            hint=f"Send graph_scope {graph.scope} (or leave it out), or pick a {scope_argument} graph.",
+        )
+    return Scope(graph.scope)
+
+
 def chat_session_create(
     *,
     actor: User,
@@ -95,13 +109,16 @@ def chat_session_create(
     reasoning_engine: str = "rag",
     graph_scope: Scope = Scope.PRIVATE,
     graph_id: str = "",
+    scope_argument: Scope | None = None,
 ) -> ChatSession:
-    """Create a session. Raises ValidationError (model, engine, web unconfigured), NotFound (graph_id)."""
+    """Create a session. A named graph gives its scope (scope_argument, the graph_scope the caller sent, of the
+    other scope is graph_scope_mismatch). Raises ValidationError (model, engine, web unconfigured, scope mismatch),
+    NotFound (graph_id)."""
     _check_choice(model_name, name="model", allowed=MODELS)
     _check_choice(reasoning_engine, name="reasoning_engine", allowed=ENGINES)
     _check_engine_available(reasoning_engine)
     if graph_id:
-        graph_get_for_user(user=actor, graph_id=graph_id)
+        graph_scope = _named_graph_scope(actor=actor, graph_id=graph_id, scope_argument=scope_argument)
     return ChatSession.objects.create(
         owner=actor,
         title=" ".join((title or "").split())[:200],
@@ -172,9 +189,10 @@ def chat_message_prepare(
     _check_choice(chosen_engine, name="reasoning_engine", allowed=ENGINES)
     _check_engine_available(chosen_engine)
     chosen_graph = graph_id if graph_id is not None else (session.graph_id if session else "")
-    if chosen_graph:
-        graph_get_for_user(user=actor, graph_id=chosen_graph)
     chosen_scope = Scope(scope) if scope else (Scope(session.graph_scope) if session else Scope(default_scope))
+    if chosen_graph:
+        graph_scope = _named_graph_scope(actor=actor, graph_id=chosen_graph, scope_argument=scope)
+        chosen_scope = chosen_scope if session is not None and not graph_id else graph_scope
     earlier: list[str] = []  # the session's newest user turns, oldest first: all a follow-up can lean on
     if session is not None:
         newest = chat_message_list(session=session).filter(role=ChatRole.USER).reverse()[:EARLIER_TURNS_MAX]

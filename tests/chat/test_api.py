@@ -224,3 +224,31 @@ def test_graph_store_down_is_503_naming_it_and_refunds(alice, alice_client, alic
 def test_malformed_session_cursor_is_400(alice_client):  # type: ignore[no-untyped-def]
     response = alice_client.get(SESSIONS, {"cursor": "not-a-cursor"})
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_cursor"
+
+
+def test_a_message_or_session_asking_for_the_other_scope_than_its_graph_has_is_refused_for_free(  # type: ignore[no-untyped-def]
+    alice, alice_client, alice_graph
+):
+    """graph_id names alice's private graph and graph_scope says world: the session was stored as a world session
+    reading a private graph (and answered, charged, under that label). Refused as research and uploads refuse it
+    (graph_scope_mismatch); the header alone (a client's default) does not count against a named graph."""
+    from billing.services import credits_grant_admin
+
+    credits_grant_admin(account=alice, amount=50, actor=None, note="test funding")
+    question = {"message": "What protects qubits from noise?", "graph_id": alice_graph.id, "graph_scope": "world"}
+    for url, body in ((MESSAGES, question), (SESSIONS, {"graph_id": alice_graph.id, "graph_scope": "world"})):
+        response = alice_client.post(url, body, format="json")
+        assert response.status_code == 400, response.json()
+        error = response.json()["error"]
+        assert error["code"] == "graph_scope_mismatch" and alice_graph.id in error["message"]
+        assert "graph_scope private" in error["hint"]
+    assert credit_balance(account=alice) == 50
+    assert not ChatSession.objects.exists() and not ChatMessage.objects.exists()
+    by_header = alice_client.post(
+        MESSAGES,
+        {"message": question["message"], "graph_id": alice_graph.id},
+        format="json",
+        HTTP_X_GRAPH_SCOPE="world",
+    )
+    assert by_header.status_code == 201, by_header.json()
+    assert by_header.json()["graph_scope"] == "private"  # the named graph's scope, not the header's
