@@ -239,3 +239,9 @@ def test_a_lifes_span_answers_birth_and_death(question, answer):
 
 def test_a_year_of_a_lifes_span_is_no_age():
     assert read_as_chat("How old was Edmund Carrow when he died?", ORGAN).short not in {"1874", "1939"}
+
+
+def test_where_a_firm_was_set_up_says_where_it_was_based():
+    # "set up" says founded (above); where it was founded still answers where it was based
+    text = "Garrow Instruments was set up in 1962 by the brothers Emil and Otto Garrow in a former tannery in Dundee."
+    assert read_as_chat("Where was Garrow Instruments based at first?", text).short == "Dundee"
