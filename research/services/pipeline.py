@@ -20,12 +20,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from exograph.core.errors import ExoGraphError, PermanentError, ServiceUnavailable, TransientError
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
 from exograph.graphs.embeddings import embedding_similarity
+from exograph.graphs.models import Graph
 from exograph.graphs.selectors import MAX_QUERY_LENGTH
 from exograph.sources.base import SourceBudgetExhausted, SourceHit
 from exograph.sources.filters import domain_excluded
@@ -225,14 +227,15 @@ class _Run(RunSteps):
         self.progress(step="read", percent=PERCENT["index"], sources_found=len(selected), sources_read=read)
 
     def ingest(self, hit: SourceHit, *, text: str, step_key: str, cost: int) -> tuple[str, int] | None:
-        """The source's document in the session's graph and what its read step captures. One document is one
-        source: a `local` hit on a document that already lives in that graph (the owner's upload) is cited as it
-        is, not copied, and its read is free (nothing is ingested); any other source is ingested as a text
-        document, its capture the read step's (same key), `cost`. None: the text could not be ingested."""
+        """The source's document and what its read step captures. One document is one source: a `local` hit on a
+        document the session may cite where it is (in_place: in its graph, or in a private session one of its
+        owner's private graphs) is not copied, and its read is free (nothing is ingested); any other source is
+        ingested as a text document in the session's graph, its capture the read step's (same key), `cost`. None:
+        the text could not be ingested."""
         from exograph.documents.services import HoldPayment, document_text_ingest
 
-        if (in_graph := self.in_graph(hit)) is not None:
-            return in_graph, 0
+        if (in_place := self.in_place(hit)) is not None:
+            return in_place, 0
         hold = self.hold()
         capture_key = step_capture_key(self.session, step_key)
         title = hit.title.strip() or hit.key
@@ -256,16 +259,38 @@ class _Run(RunSteps):
             return None
         return str(document.id), cost
 
-    def in_graph(self, hit: SourceHit) -> str | None:
-        """The id of the `local` hit's document when it lives (not deleted) in the session's graph, else None."""
-        if hit.adapter != "local" or self.session.graph_id is None:
+    def in_place(self, hit: SourceHit) -> str | None:
+        """The id of the `local` hit's document when it is cited where it is, else None: it lives (not deleted) in
+        the session's graph, or, in a private session, in a private graph of the session's owner (their own notes:
+        copying them would charge them for reading their own text and show them twice)."""
+        if hit.adapter != "local":
             return None
         try:
             document_id = uuid.UUID(hit.key.removeprefix("local:"))
         except ValueError:
             return None
-        found = Document.objects.filter(id=document_id, graph_id=self.session.graph_id, deleted_at__isnull=True)
+        found = Document.objects.filter(id=document_id, deleted_at__isnull=True)
+        own = Q(graph__owner=self.session.owner, graph__scope=Scope.PRIVATE)
+        if self.session.scope == Scope.PRIVATE:
+            found = found.filter(Q(graph_id=self.session.graph_id) | own if self.session.graph_id else own)
+        elif self.session.graph_id is not None:
+            found = found.filter(graph_id=self.session.graph_id)
+        else:
+            return None
         return str(document_id) if found.exists() else None
+
+    def cited_graphs(self, document_ids: list[str]) -> list[Graph]:
+        """The session's graph and the owner's private graphs holding sources cited where they are (a private
+        session's notes): what the synthesis reads."""
+        graphs = [self.session.graph] if self.session.graph is not None else []
+        if self.session.scope == Scope.PRIVATE and document_ids:
+            holding = Document.objects.filter(id__in=document_ids).values("graph_id")
+            graphs += list(
+                Graph.objects.filter(id__in=holding, owner=self.session.owner, scope=Scope.PRIVATE).exclude(
+                    id=self.session.graph_id
+                )
+            )
+        return graphs
 
     def ingest_pending(self) -> bool:
         """True while a read source's document is still being processed (within the wait allowance)."""
@@ -306,7 +331,7 @@ class _Run(RunSteps):
         if sources and self.session.graph is not None:
             result = retrieve(
                 actor=self.session.owner,
-                graphs=[self.session.graph],
+                graphs=self.cited_graphs(list(by_document)),
                 question=self.session.topic[:MAX_QUERY_LENGTH],
                 mode="hybrid",
                 top_k=30,
@@ -349,6 +374,11 @@ class _Run(RunSteps):
             papers=kinds.count("paper"),
             articles=kinds.count("article"),
             local=kinds.count("local"),
+            own=Document.objects.filter(
+                id__in=[s.document_id for s in sources if s.kind == "local" and s.document_id],
+                graph__owner=self.session.owner,
+                graph__scope=Scope.PRIVATE,
+            ).count(),
         )
         summary += " " + coverage_line(
             topic=self.session.topic,

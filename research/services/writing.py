@@ -279,15 +279,20 @@ def research_synthesise(
     return synthesis
 
 
-def summary_line(*, topic: str, papers: int, articles: int, local: int) -> str:
-    """ "Found N academic papers and M technical articles on …" (plus the platform's own sources)."""
+def summary_line(*, topic: str, papers: int, articles: int, local: int, own: int = 0) -> str:
+    """ "Found N academic papers and M technical articles on …" (plus the platform's own sources: `own` of the
+    `local` ones are the owner's own documents, the rest the World Graph's)."""
 
     def plural(n: int, one: str, many: str) -> str:
         return f"{n} {one if n == 1 else many}"
 
     line = f"Found {plural(papers, 'academic paper', 'academic papers')} and {plural(articles, 'technical article', 'technical articles')}"
-    if local:
-        line += f" (plus {plural(local, 'source', 'sources')} from the platform's World Graph)"
+    platform = [
+        *([f"{plural(own, 'source', 'sources')} from your own documents"] if own else []),
+        *([f"{plural(local - own, 'source', 'sources')} from the platform's World Graph"] if local > own else []),
+    ]
+    if platform:
+        line += f" (plus {' and '.join(platform)})"
     about = " ".join(topic.split())[:300]
     return f"{line} on {about}" + ("" if about[-1:] in ".!?" else ".")
 

@@ -1,6 +1,6 @@
 """The `local` source reads the owner's own private documents in a private session, and only there: a private
-session cites the owner's uploaded notes (never another account's), a world session reads no private text, and a
-note already in the session's graph is cited where it is, not copied. Eager Celery, real stores, both databases."""
+session cites the owner's uploaded notes where they are, not copied and read free (never another account's), a
+world session reads no private text, and a note already in the session's graph is cited where it is too. Eager Celery, real stores, both databases."""
 
 from __future__ import annotations
 
@@ -89,16 +89,18 @@ def test_private_session_finds_the_owners_note_asked_in_other_words_and_cites_it
     assert [s["title"] for s in report["sources"]] == [_name(note)], report["sources"]
     number = report["sources"][0]["number"]
     assert report["findings"] and any(number in f["citations"] for f in report["findings"]), report
-    # the note is copied into the session's private research graph as one processed private document
+    # the note is cited where it is (alice's own documents graph): not copied into the session's research graph,
+    # which would charge her for reading her own text and list it twice among her documents
     source = ResearchSource.objects.get(session=session)
     assert source.key == f"local:{note.id}" and source.kind == "local"
-    copy = source.document
-    assert copy is not None
-    assert copy.graph_id == session.graph_id and copy.graph.scope == Scope.PRIVATE
-    assert copy.status == DocumentStatus.PROCESSED
-    # money: the usual steps (plan, searches, one read, synthesis) and nothing else; no contributor is paid
+    assert source.document_id == note.id
+    assert not Document.objects.filter(graph_id=session.graph_id).exists()
+    assert Document.objects.filter(owner=alice, deleted_at__isnull=True).count() == 1
+    assert "1 source from your own documents" in report["summary"] and "World Graph" not in report["summary"]
+    # money: plan, searches and the synthesis; the read of her own note is free; no contributor is paid
+    assert [step.credits for step in _read_steps(session)] == [0]
     searches = ResearchStep.objects.filter(session=session, key__startswith="search:").count()
-    assert session.credits_spent == SNAP["plan"] + searches * SNAP["search"] + SNAP["read"] + SNAP["synthesise"]
+    assert session.credits_spent == SNAP["plan"] + searches * SNAP["search"] + SNAP["synthesise"]
     assert credit_balance(account=alice) == before - session.credits_spent
     assert not WorldUsage.objects.filter(querier=alice).exists()
 
