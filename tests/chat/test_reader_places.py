@@ -77,3 +77,23 @@ def test_a_place_a_compass_direction_locates_is_no_owner():
         "the Penrose Heritage Trust, which bought it from Trinity House."
     )
     assert read_as_chat("Who owns Kestrel Point lighthouse?", light).short != "Porthallow"
+
+
+BAKERY = (
+    "In May 2024 the Saltmarsh bakery bought a second-hand deck oven from a retired baker, Ines Varga, for 3,800 "
+    "euros. The oven was delivered to the bakery three weeks later. The spring market will be held on 4 April at "
+    "the old bus terminal."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # what was paid is said by the purchase ("bought ... for"), in a currency, not "three weeks"
+        ("How much did the bakery pay for its oven?", "3,800 euros"),
+        ("How much did the Saltmarsh bakery pay for the deck oven?", "3,800 euros"),
+        ("Where is the spring market taking place?", "the old bus terminal"),
+    ],
+)
+def test_money_is_answered_in_a_currency_and_a_terminal_is_a_place(question, answer):
+    assert read_as_chat(question, BAKERY).short == answer

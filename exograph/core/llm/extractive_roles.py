@@ -122,7 +122,8 @@ _SITE_NOUNS = frozenset(
     "studio park garden square street road lane house home farm barn yard hospital clinic station airport "
     "harbour harbor port quay pier office building centre center hotel inn pub club court castle palace "
     "market factory mill mine quarry warehouse depot stadium arena field ground valley lake coast bay forest "
-    "hill mountain room basement cellar attic kitchen laboratory lab".split()
+    "hill mountain room basement cellar attic kitchen laboratory lab terminal wharf dock jetty marina hangar plaza "
+    "mall arcade pavilion auditorium hostel campsite".split()
 )
 
 

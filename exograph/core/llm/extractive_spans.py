@@ -96,7 +96,11 @@ WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a ca
 QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
 AGENT = 0.15  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
 ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who runs Meridian Rail": its spans lose this
-CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
+CANDIDATE_SENTENCES = 4
+# Currencies among the units: what a "how much did they pay?" answer is measured in.
+_MONEY = frozenset(
+    "pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
+)  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
 _VERBS = frozenset("star stars play plays won win wins hold holds host hosts make makes own owns lead leads".split())
@@ -256,6 +260,9 @@ def _candidates(
     measure = kind == "number" and bool(
         re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
     )
+    money = measure and re.search(
+        r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
+    )
     unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
@@ -365,7 +372,10 @@ def _candidates(
                 elif typed and not (kind == "number" and typed == "DATE" and durational):
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
                     fits = -1
-            if measure and " " in span and span.rsplit(" ", 1)[1].casefold() in _UNITS:
+            unit = span.rsplit(" ", 1)[1].casefold() if " " in span else ""
+            if money and unit in _UNITS and unit not in _MONEY:
+                bonus -= UNIT_MATCH  # "how much did they pay": not "two weeks"
+            elif measure and unit in _UNITS:
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count
             elif unit_needed:
                 bonus -= UNIT_MATCH  # "how long did the trial last": not "sixty" (of "adults over sixty")

@@ -335,9 +335,13 @@ def _word_match(wanted: set[str], sentence: str, family: float) -> float:
 _OWN, _SELL = 0, 4
 BORN, DIED = (RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if word in f)) for word in ("born", "died"))
 CONVERSE = {_OWN: _SELL, _SELL: _OWN}
-# Where a thing was founded says where it was based ("set up in 2014 ... in Salford" for "where was it based?").
-_FOUNDED, _BASED = (RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f)) for w in ("founded", "based"))
-SAYS_ALSO = {_BASED: _FOUNDED}
+# A link another family's sentence says too: where a thing was founded says where it was based ("set up in 2014 ...
+# in Salford" for "where was it based?"); a purchase or a sale says what was paid ("bought it for 4,200 euros" for
+# "how much did she pay?").
+_FOUNDED, _BASED, _PAID = (
+    RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f)) for w in ("founded", "based", "paid")
+)
+SAYS_ALSO = {_BASED: {_FOUNDED}, _PAID: {_OWN, _SELL}}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
@@ -380,7 +384,7 @@ def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
     chain's first link says one of them, and that is not another relation). A relation and its converse are one
     ("the press was sold to X" says who bought it)."""
     said = family_stems(text)
-    asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE} | {SAYS_ALSO[i] for i in asked if i in SAYS_ALSO}
+    asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE} | {j for i in asked for j in SAYS_ALSO.get(i, ())}
     return bool(asked) and not asked & said and bool(said - named - {CONVERSE.get(i, -1) for i in named})
 
 
