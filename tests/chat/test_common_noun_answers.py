@@ -94,3 +94,10 @@ def test_what_the_evidence_says_was_bought_answers_buy_what_in_other_words(quest
     # the object of a verb of the asked relation ("acquire" for "buy"/"purchase") beats a name of a better-matching
     # sentence, and a heading's opening capital ("Minutes") the NER knows as no name is no candidate
     assert read_as_chat(question, PARISH).short == "two electric minibuses"
+
+
+def test_a_name_closing_a_what_question_is_no_verb_to_take_the_object_of() -> None:
+    # "... gain from the Budget?": "Budget" names a thing; the evidence's words after it are no answer (.ci/run caught
+    # the make run journey's "What does the waiter ... gain from the Budget?" refused)
+    assert asked_object("What does a nurse on night shifts gain from the Budget?") == ""
+    assert asked_object("What does a nurse on night shifts gain from the budget?") == "budget"  # lower case: a word

@@ -436,6 +436,8 @@ def asked_object(question: str) -> str:
         closing = re.match(r"\s*what\s+(?:did|does|do|has|have|had|will|would|can|could)\s+\S.*?\s([a-z]{3,})\s*\?*\s*$",
                            question, re.IGNORECASE)  # fmt: skip
         verb = closing.group(1) if closing else ""
+        if not verb.islower():
+            return ""  # "What does the waiter gain from the Budget?": a name closes it, not a verb
         return "" if verb in _NOT_NOUN or verb in _STOP or verb in ("do", "mean") else verb
     if match.group(1) in _NOT_NOUN or match.group(1) in _STOP:
         return ""
