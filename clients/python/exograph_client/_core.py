@@ -347,11 +347,15 @@ def chat_ask(
     return Call("POST", "/api/v1/chat/messages/", json=body, paid=True, idempotency_key=idempotency_key)
 
 
-def research_start(query: str, options: Mapping[str, Any], idempotency_key: str | None) -> Call:
-    body = {"query": query, **options}
+def research_start(
+    query: str, options: Mapping[str, Any], idempotency_key: str | None, *, dry_run: bool = False
+) -> Call:
+    if "dry_run" in options:
+        raise ValueError("research.start starts a paid session; for its price call research.quote(query, ...).")
+    body = {"query": query, **options, **({"dry_run": True} if dry_run else {})}
     if "graph_scope" in body:
         check_scope(body["graph_scope"])
-    return Call("POST", "/api/v1/research/", json=body, paid=True, idempotency_key=idempotency_key)
+    return Call("POST", "/api/v1/research/", json=body, paid=not dry_run, idempotency_key=idempotency_key)
 
 
 def research_get(session_id: str) -> Call:

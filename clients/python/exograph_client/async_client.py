@@ -25,12 +25,14 @@ from exograph_client.models import (
     DocumentSummary,
     Entity,
     Graph,
+    ImportQuote,
     ImportResult,
-    Quote,
     Report,
+    ResearchQuote,
     ResearchSession,
     Retrieval,
     SearchResult,
+    UploadQuote,
 )
 
 
@@ -128,7 +130,7 @@ class AsyncClient(_core.ClientBase):
         return Retrieval.model_validate(await self.call(_core.retrieve(question, mode, top_k, graph_id, graph_scope)))
 
     async def world_entity(self, entity: str, *, evidence: bool = False, limit: int = 25) -> Entity:
-        """An entity of the World Graph (its relations are in the answer's extra field `related`)."""
+        """An entity of the World Graph with its related entities (`related`, each with its evidence if asked)."""
         body = await self.call(_core.world_entity(entity, evidence, limit))
         return Entity.model_validate({**body["entity"], "related": body.get("related", [])})
 
@@ -193,10 +195,10 @@ class Graphs:
         *,
         content: str | None = None,
         format: str | None = None,
-    ) -> Quote:
+    ) -> ImportQuote:
         """What importing the batch would cost (dry run: every row validated, nothing charged or written)."""
         call = _core.graphs_import(graph_id, path, content=content, fmt=format, dry_run=True, idempotency_key=None)
-        return Quote.model_validate(await self._client.call(call))
+        return ImportQuote.model_validate(await self._client.call(call))
 
 
 class Documents:
@@ -233,13 +235,13 @@ class Documents:
         title: str | None = None,
         graph_id: str | None = None,
         graph_scope: str | None = None,
-    ) -> Quote:
+    ) -> UploadQuote:
         """What the upload would cost (dry run: nothing charged)."""
         call = _core.documents_upload(
             file, text=text, filename=filename, title=title, source_url=None, text_format=None,
             graph_id=graph_id, graph_scope=graph_scope, dry_run=True, idempotency_key=None,
         )  # fmt: skip
-        return Quote.model_validate(await self._client.call(call))
+        return UploadQuote.model_validate(await self._client.call(call))
 
     async def get(self, document_id: str) -> Document:
         return Document.model_validate(await self._client.call(_core.documents_get(document_id)))
@@ -292,6 +294,12 @@ class Research:
         excluded_domains, watch). Holds its budget."""
         return ResearchSession.model_validate(
             await self._client.call(_core.research_start(query, options, idempotency_key))
+        )
+
+    async def quote(self, query: str, **options: Any) -> ResearchQuote:
+        """What start(query, **options) would hold (dry run: nothing held or charged)."""
+        return ResearchQuote.model_validate(
+            await self._client.call(_core.research_start(query, options, None, dry_run=True))
         )
 
     async def get(self, session_id: str) -> ResearchSession:

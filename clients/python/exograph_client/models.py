@@ -81,11 +81,17 @@ class Document(DocumentSummary):
     processed_at: str | None = None
     warnings: list[DocumentWarning] = Field(default_factory=list)
     credits_charged: int | None = None
+    refunded: bool = False
     balance: int | None = None
 
     @property
     def done(self) -> bool:
         return self.status in TERMINAL_DOCUMENT_STATUSES
+
+    @property
+    def credits_refunded(self) -> int:
+        """What came back of the upload's charge: all of it once refunded (cancelled, or failed), else 0."""
+        return (self.credits_charged or 0) if self.refunded else 0
 
 
 class Quote(Model):
@@ -96,6 +102,33 @@ class Quote(Model):
     balance: int
     covered: bool
     refusal: dict[str, Any] | None = None
+
+
+class UploadQuote(Quote):
+    """An upload's dry run (documents.quote): the price of the file or text and where it would go."""
+
+    filename: str = ""
+    pages: int = 0
+    pages_estimated: bool = False
+    scope: str = ""
+    graph_id: str = ""
+    duplicate_of: str | None = None
+
+
+class ImportQuote(Quote):
+    """An import's dry run (graphs.quote_import): every row validated, nothing written."""
+
+    graph_id: str = ""
+    format: str = ""
+    rows: int = 0
+    triples: int = 0
+    entity_records: int = 0
+
+
+class ResearchQuote(Quote):
+    """A research session's dry run (research.quote): the budget it would hold."""
+
+    model: str = ""
 
 
 class ImportResult(Model):
@@ -134,8 +167,30 @@ class SearchResult(Model):
     results: list[EntityHit]
 
 
+class RelationEvidence(Model):
+    """A passage behind a World Graph relation (asked for with evidence=True)."""
+
+    document: str = ""
+    page: int | None = None
+    text: str = ""
+    view_url: str | None = None
+
+
+class RelatedEntity(Model):
+    """An entity related to a World Graph entity: the relation, its direction and how well it is supported."""
+
+    id: str
+    name: str
+    type: str = ""
+    relationship: str = ""
+    direction: str = ""
+    strength: int = 0
+    sources: list[str] = Field(default_factory=list)
+    evidence: list[RelationEvidence] = Field(default_factory=list)
+
+
 class Entity(Model):
-    """An entity of the World Graph (GET /world/entities/{entity}/)."""
+    """An entity of the World Graph (GET /world/entities/{entity}/) with its related entities."""
 
     id: str
     name: str
@@ -144,6 +199,7 @@ class Entity(Model):
     aliases: list[str] = Field(default_factory=list)
     mentions: int = 0
     graph_id: str = ""
+    related: list[RelatedEntity] = Field(default_factory=list)
 
 
 class Evidence(Model):
