@@ -1,7 +1,8 @@
 """What things cost, read from the one price table (settings.BILLING_PRICES).
 
 Actions: "upload" (5 + 1 per page; units = pages, a text note's pages are its started DOCUMENTS_TEXT_CHARS_PER_UNIT
-characters), "chat.snap" (3), "chat.ponder" (10), "research.snap" (30), "research.ponder" (100; research holds min(price, budget_credits):
+characters), "chat.snap" (3), "chat.ponder" (10; on the offline reader a ponder message is charged as snap, see
+chat_action), "research.snap" (30), "research.ponder" (100; research holds min(price, budget_credits):
 pass ``max_cost=budget_credits``), "import" (5 per started 1,000 rows of triples or entity records; units =
 thousands), and the free "search", "graph", "list", "status".
 """
@@ -42,6 +43,18 @@ def price_for(action: str, units: int = 1, *, max_cost: int | None = None) -> in
     if max_cost is not None:
         cost = min(cost, max_cost)
     return cost
+
+
+def chat_action(model: str) -> str:
+    """The price-table key a chat message of `model` ("snap" or "ponder") is charged under.
+
+    The offline reader (CHAT_PROVIDER "extractive", the `make run` default) answers a ponder message exactly as a snap
+    one: the same reader over the same evidence, with no model, no larger context and no checking pass. So there it
+    costs what snap costs ("chat.snap"); with a language model (openai, anthropic) ponder is the strong model, its
+    larger context and a second checking pass, at its own price ("chat.ponder")."""
+    if model == "ponder" and settings.CHAT_PROVIDER == "extractive":
+        return "chat.snap"
+    return f"chat.{model}"
 
 
 class PriceRow(TypedDict):
@@ -85,6 +98,10 @@ def price_list() -> list[PriceRow]:
         cost = _cost(price, unit)
         if action.startswith("research.") and cost != "free":
             cost = f"{cost}, never more than your budget"
+        charged_as = chat_action(action.removeprefix("chat.")) if action.startswith("chat.") else action
+        if charged_as != action and charged_as in settings.BILLING_PRICES:
+            as_snap = _cost(settings.BILLING_PRICES[charged_as], unit)
+            cost = f"{as_snap} on the offline reader, which answers it as snap ({cost} with a language model)"
         rows.append({"action": action, "label": label, "cost": cost})
         if action == "upload":
             characters = f"{settings.DOCUMENTS_TEXT_CHARS_PER_UNIT:,} characters (started)"

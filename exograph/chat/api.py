@@ -157,7 +157,9 @@ class ChatSessionListCreateApi(APIView):
 
     class CreateSerializer(serializers.Serializer):
         title = serializers.CharField(required=False, allow_blank=True, max_length=200)
-        model_name = _ChoiceText(help_text="snap (fast, 3 credits/message) or ponder (deep, 10)")
+        model_name = _ChoiceText(
+            help_text="snap (fast, 3 credits/message) or ponder (deep, 10; 3 on the offline reader, which answers it as snap)"
+        )
         reasoning_engine = _ChoiceText(help_text="rag, graph or web")
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
@@ -233,7 +235,9 @@ class ChatMessageCreateApi(APIView):
     class SendSerializer(serializers.Serializer):
         message = serializers.CharField(allow_blank=True, trim_whitespace=False)
         session_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
-        model = _ChoiceText(help_text="snap (3 credits) or ponder (10 credits)")
+        model = _ChoiceText(
+            help_text="snap (3 credits) or ponder (10 credits; 3 on the offline reader, which answers it as snap)"
+        )
         reasoning_engine = _ChoiceText(help_text="rag, graph (default) or web")
         graph_scope = ScopeField()
         graph_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
@@ -258,7 +262,7 @@ class ChatMessageCreateApi(APIView):
                 e504="The model provider timed out (the message names it); credits refunded.",
             ),
         },
-        summary="send_chat_message: snap 3 credits, ponder 10",
+        summary="send_chat_message: snap 3 credits, ponder 10 (3 on the offline reader)",
         description=(
             "Retrieves evidence, asks the model and checks the answer's citations. Without session_id a "
             "session is created (titled from the message). Charged before generation; refunded if the "

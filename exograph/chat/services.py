@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from billing.prices import chat_action
 from billing.services import credit_balance, credits_refund, earnings_record
 from exograph.accounts.models import User
 from exograph.chat.citations import CitationRenumbering, citations_check
@@ -159,7 +160,8 @@ class ChatPlan:
 
     @property
     def action(self) -> str:
-        return f"chat.{self.model}"
+        """The price-table key charged: ponder is charged as snap on the offline reader (billing.prices.chat_action)."""
+        return chat_action(self.model)
 
     @property
     def asked(self) -> str:

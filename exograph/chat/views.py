@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from billing.prices import chat_action, price_for
 from billing.services import credit_balance
 from exograph.accounts.models import User
 from exograph.chat.citations import CITATION_MARKER, citation_numbers
@@ -112,14 +113,13 @@ def message_view(message: ChatMessage) -> dict[str, Any]:
 
 def _page_context(request: HttpRequest, *, user: User, session: ChatSession | None) -> dict[str, Any]:
     sessions = Paginator(chat_session_list_for_user(user=user), SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
-    prices = settings.BILLING_PRICES
     return {
         "sessions": sessions,
         "session": session,
         "messages_view": [message_view(m) for m in chat_message_list(session=session)] if session else [],
         "graphs": graph_list_for_user(user=user, scope=None),
         "models": [
-            {"value": value, "label": label, "credits": prices[f"chat.{value}"]["per_unit"]}
+            {"value": value, "label": label, "credits": price_for(chat_action(value))}
             for value, label in ChatModel.choices
         ],
         "engines": ChatEngine.choices,

@@ -28,7 +28,9 @@ from mcp_bridge.tools.base import (
 
 ChatModel = Annotated[
     Literal["snap", "ponder"],
-    Field(description='"snap" (fast, 3 credits a message) or "ponder" (deep thinking, 10 credits).'),
+    Field(
+        description='"snap" (fast, 3 credits a message) or "ponder" (deep thinking, 10 credits; 3 on the offline reader, which answers it as snap).'
+    ),
 ]
 
 
@@ -53,7 +55,7 @@ async def create_chat_session(
     """Create a new ExoGraph chat session for a multi-turn conversation.
 
     Returns the session ID (pass it to send_chat_message), its scope, model and engine. Free; each
-    message sent in it costs credits (snap 3, ponder 10).
+    message sent in it costs credits (snap 3, ponder 10; ponder 3 on the offline reader).
     """
     body: dict[str, Any] = {"model_name": model_name, "reasoning_engine": reasoning_engine}
     if title:
@@ -116,8 +118,8 @@ async def send_chat_message(
 
     Creates a new session when session_id is omitted (the result gives its ID). The answer cites its
     evidence as [n]; the sources list names the documents (or web pages) behind each number, and an
-    answer the evidence does not support is flagged. Costs 3 credits (snap) or 10 (ponder); a failed
-    provider call is refunded. Pass operation_id so a retried call returns the first answer and charges once.
+    answer the evidence does not support is flagged. Costs 3 credits (snap) or 10 (ponder; 3 on the offline
+    reader, which answers it as snap); a failed provider call is refunded. Pass operation_id so a retried call returns the first answer and charges once.
     """
     bridge = bridge_of(ctx)
     body: dict[str, Any] = {"message": message, "model": model, "reasoning_engine": reasoning_engine}

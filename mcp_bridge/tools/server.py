@@ -29,8 +29,8 @@ Cite what the tools return: name the entities, documents (file names), sources a
 invent sources. If a search finds nothing, say so and suggest uploading a document or starting research.
 
 Costs: searching, exploring, listing and creating a chat session are free; uploads cost 5 credits + 1
-per page; chat messages 3 (snap) or 10 (ponder); research 30-100 credits (reserved up front, what is not
-spent is returned). Tell the user before spending. Pass an operation_id on paid calls so a retry is
+per page; chat messages 3 (snap) or 10 (ponder; 3 on the offline reader); research 30-100 credits
+(reserved up front, what is not spent is returned). Tell the user before spending. Pass an operation_id on paid calls so a retry is
 charged once. Every call counts against the account's rate limit (60/minute, 10,000/day, shared with
 the REST API).
 

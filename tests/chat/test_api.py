@@ -111,8 +111,11 @@ def test_retried_message_with_same_idempotency_key_answers_once_and_charges_once
     assert ChatSession.objects.filter(owner=alice).count() == 1
 
 
-def test_dry_run_quotes_ponder_and_charges_nothing(alice, alice_client, fund):  # type: ignore[no-untyped-def]
+def test_dry_run_quotes_ponder_and_charges_nothing(alice, alice_client, fund, settings):  # type: ignore[no-untyped-def]
     fund(alice, 10)
+    settings.CHAT_PROVIDER = (
+        "openai"  # with a language model ponder has its own price (offline: snap's, test_ponder_price)
+    )
     before = credit_balance(account=alice)
     body = alice_client.post(f"{MESSAGES}?dry_run=true", {"message": "hi", "model": "ponder"}, format="json").json()
     assert body["dry_run"] is True and body["credits_needed"] == 10

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.django_db
 
 FEATURES = {"documents", "chat", "research", "graphs"}
 VALUES = {"Spent", "Quote", "ChargeResult"}  # billing's value objects: building one moves no credits
-NOT_MONEY = {"credit_balance", "_check_key", "ledger_key"}  # a balance read; checking and naming a key
+# A balance read; checking and naming a key; naming the price-table key a chat model is charged under.
+NOT_MONEY = {"credit_balance", "_check_key", "ledger_key", "chat_action"}
 
 
 def _room(module: str) -> str | None:

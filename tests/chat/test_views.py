@@ -74,7 +74,7 @@ def test_new_chat_page_has_labelled_pickers_and_web_disabled_with_the_reason(ali
     for control in ("chat-message", "chat-model", "chat-engine", "chat-scope", "chat-graph"):
         assert f'<label for="{control}">' in page
     assert '<option value="web" disabled>' in page and "WEB_SEARCH_URL" in page
-    assert "3 credits" in page and "10 credits" in page
+    assert "Snap (fast), 3 credits" in page and "Ponder (deep), 3 credits" in page  # offline: ponder as snap
     assert 'src="/static/js/chat.js"' in page and "<script>" not in page  # CSP: no inline script
     assert 'href="/chat/" aria-current="page"' in page  # the nav link
 
