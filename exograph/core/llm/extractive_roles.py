@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_text import _STOP, FAMILY_STEMS, _stem
+from exograph.core.llm.extractive_text import _OWN, _SELL, _STOP, FAMILY_STEMS, _stem
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 
@@ -33,6 +33,60 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
         return True
     role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
     return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)
+
+
+# The other side of a sale: "bought it from Trinity House" names the seller, "sold it to the trust" the buyer.
+_OTHER_SIDE = {_SELL: (_OWN, "from"), _OWN: (_SELL, "to")}
+
+
+def _converse_doer(sentence: str, span: str, verb: str) -> bool:
+    """The sentence names span as the doer of the question's verb by the converse verb: for "who sold it", the one
+    something was bought or acquired from; for "who bought it", the one it was sold or handed to."""
+    asked = _stem(verb)
+    for family, (other, preposition) in _OTHER_SIDE.items():
+        if asked not in FAMILY_STEMS[family]:
+            continue
+        for m in re.finditer(
+            rf"\b([\w-]+)\s+(?:[\w'’-]+\s+){{0,4}}?{preposition}\s+(?:(?:the|a|an)\s+)?{re.escape(span)}\b", sentence
+        ):
+            if _stem(m.group(1)) in FAMILY_STEMS[other]:
+                return True
+    return False
+
+
+def _converse_subject(sentence: str, span: str, verb: str) -> bool:
+    """span does the converse of the question's verb: "The trust owns it" or "The trust bought it" for "who sold it"
+    (the buyer, not the seller); "Trinity House sold it" for "who bought it"."""
+    asked = _stem(verb)
+    for family, (other, _) in _OTHER_SIDE.items():
+        if asked in FAMILY_STEMS[family]:
+            for m in re.finditer(rf"\b{re.escape(span)}\s+(?:[a-z]+\s+){{0,2}}?([a-z]+)\b", sentence):
+                if _stem(m.group(1)) in FAMILY_STEMS[other]:
+                    return True
+    return False
+
+
+_AUXILIARY = frozenset("did does do has have had will would was were is are".split())
+
+
+def doer_verb(question: str) -> str:
+    """The verb whose doer a who-question asks for: "Who sold the lighthouse?" -> "sold"; "Who did the trust buy it
+    from?" asks for the one who sold it ("sold"), "Who did they sell it to?" for the one who bought it ("bought")."""
+    m = re.match(r"\s*(?:who|whom)\s+([a-z]+)\b", question, re.IGNORECASE)
+    if m is None:
+        return ""
+    verb = m.group(1).casefold()
+    if verb not in _AUXILIARY:
+        return verb
+    end = re.search(r"\b(from|to)\W*$", question.casefold())
+    if end is None:
+        return ""
+    stems = {_stem(w) for w in re.findall(r"[a-z]+", question.casefold())}
+    if end.group(1) == "from" and stems & FAMILY_STEMS[_OWN]:
+        return "sold"
+    if end.group(1) == "to" and stems & FAMILY_STEMS[_SELL]:
+        return "bought"
+    return ""
 
 
 def _does_itself(sentence: str, doing: tuple[str, list[str]]) -> bool:

@@ -11,10 +11,13 @@ from exograph.core.llm.extractive_roles import (
     _agent,
     _before_asked_noun,
     _common_places,
+    _converse_doer,
+    _converse_subject,
     _does_itself,
     _objects,
     _predicates,
     _titled,
+    doer_verb,
     role_phrases,
 )
 from exograph.core.llm.extractive_text import (
@@ -272,6 +275,7 @@ def _candidates(
     # a sentence may name anywhere ("Harbour Lights, a play by X, stars Y" for "who stars in Harbour Lights")
     near_words = asked - {_stem(w) for n in named for w in n}
     doing = asked_verb(question) if kind in ("person", "name") else None
+    who_verb = doer_verb(question) if kind == "person" else ""
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
     life = family_words(question) & {BORN, DIED} if kind == "date" else set()
@@ -403,6 +407,10 @@ def _candidates(
                     SAID if span in objects else 0.0
                 )  # what the evidence says was bought, for "bought what"
                 fits = 1
+            if who_verb and _converse_doer(sentence.text, span, who_verb):
+                bonus += AGENT  # "bought it from Trinity House" for "who sold it"
+            elif who_verb and _converse_subject(sentence.text, span, who_verb):
+                bonus -= ROLE_REVERSED  # "The trust owns it" for "who sold it": the buyer
             if doing is not None:
                 if _agent(sentence.text, span, doing[0]):
                     bonus += AGENT

@@ -75,7 +75,8 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "own owns owned owner owners owning acquire acquired acquires acquisition bought buy buys purchase "
         "purchased parent subsidiary took takeover",
         "make makes made maker manufacture manufactures manufactured manufacturer produce produces produced "
-        "producer build builds built builder assemble assembled fabricates fabricated",
+        "producer build builds built builder assemble assembled fabricates fabricated construct constructs constructed "
+        "construction contractor erect erected",
         "start started starts found founded founder founders establish established create created "
         "launch launched co-founded cofounded",
         "head heads headed lead leads led leader direct directs directed director chief ceo chair chairs "
@@ -92,6 +93,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "play plays played player member joined",
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
+        "transport transports transported carry carries carried haul hauls hauled ship ships shipped convey conveyed",
     )
 )
 
@@ -422,7 +424,9 @@ def _measured(sentence: str, number: re.Match[str]) -> str:
 
 
 def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> float:
-    """1.0 when span stands next to a word the question uses, falling to 0 at 12 words away."""
+    """1.0 when span stands next to a word the question uses, falling to 0 at 12 words away. A clause joiner between
+    them ("built in 1871 and automated in 1987": "and") counts as CLAUSE_GAP words: the span belongs to its own
+    clause's verb, so for "when was it automated" 1987 is nearer than 1871."""
     words = _NAME_WORD.findall(sentence.casefold())
     first = _NAME_WORD.findall(span.casefold())[:1]
     if not first or first[0] not in words:
@@ -431,7 +435,16 @@ def _nearness(sentence: str, span: str, asked: frozenset[str] | set[str]) -> flo
     hits = [i for i, w in enumerate(words) if _stem(w) in asked and w not in _STOP]
     if not hits:
         return 0.0
-    return max(0.0, 1.0 - min(abs(i - at) for i in hits) / 12)
+
+    def distance(i: int) -> int:
+        low, high = sorted((i, at))
+        return high - low + CLAUSE_GAP * sum(w in _JOINERS for w in words[low + 1 : high])
+
+    return max(0.0, 1.0 - min(distance(i) for i in hits) / 12)
+
+
+CLAUSE_GAP = 3
+_JOINERS = frozenset("and but while whereas then".split())
 
 
 def _end_of_life(sentence: str, span: str, asked: set[int]) -> int:

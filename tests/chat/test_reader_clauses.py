@@ -1,0 +1,39 @@
+"""The extractive reader's clauses and sides (issue 26, notes written for a newcomer's `make run`): a date or a name
+belongs to its own clause's verb ("opened in 1902 and rebuilt in 1961": rebuilt in 1961); "built", "constructed"
+and "erected" say one link, as "carried", "hauled" and "transported" do; and a sale has two sides: for "who did
+they buy it from" the answer is the one it was bought from, never the buyer. Run as chat runs it (MiniLM meaning
+and the offline NER's types); invented places and firms, questions in other words than the texts."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.chat.reading import read_as_chat
+
+PIER = "Saltmarsh pier was opened in 1902 and rebuilt in 1961 after a storm took its head."
+BARGES = "For a century the Aldwick narrowboats hauled limestone from the Cressing quarries to the kilns at Bury Lock."
+BRIDGE = "The footbridge over the Wenning was erected by Carrow Civils, a contractor from Lancaster, in 2009."
+BOATHOUSE = (
+    "The Fenner Rowing Club owns the old boathouse on the quay. "
+    "The club acquired it from Denholm Marine in 2003 for a token sum."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        # each date with its own verb: the second clause's year is when it was rebuilt
+        ("When did Saltmarsh pier get rebuilt?", "1961", (PIER,)),
+        ("When did Saltmarsh pier open?", "1902", (PIER,)),
+        # "hauled" says what the boats transported
+        ("What did the Aldwick narrowboats transport?", "limestone", (BARGES,)),
+        # "erected by" says who built it
+        ("Who built the footbridge over the Wenning?", "Carrow Civils", (BRIDGE,)),
+        # the other side of a purchase: the seller, not the club that bought it and owns it now
+        ("Who did the club buy the boathouse from?", "Denholm Marine", (BOATHOUSE,)),
+    ],
+)
+def test_the_reader_reads_each_clause_and_each_side(question, answer, texts):
+    got = read_as_chat(question, *texts)
+    assert got.answered
+    assert got.short == answer
