@@ -11,6 +11,7 @@ from exograph.accounts.models import User
 from exograph.core.errors import NotFound
 from exograph.core.scope import Scope
 from research.models import ResearchSession, ResearchSource
+from research.sources import KEY_PREFIX, document_uuids, local_key
 
 
 def research_session_get_for_user(*, user: User, session_id: object) -> ResearchSession:
@@ -58,12 +59,7 @@ def research_copies(*, keys: Iterable[str], graph_id: str | None) -> set[str]:
     run of a watch topic), and a copy in a private graph of a platform document that still exists (the original
     is found by the same search; one document is one source, and a World Graph original pays its contributor).
     A document a graph holds of its own (an upload, cited where it is) is no copy."""
-    ids = []
-    for key in keys:
-        try:
-            ids.append(uuid.UUID(key.removeprefix("local:")))
-        except ValueError:
-            continue
+    ids = document_uuids(keys)
     if not ids:
         return set()
     rows = (
@@ -74,13 +70,13 @@ def research_copies(*, keys: Iterable[str], graph_id: str | None) -> set[str]:
     copies: set[str] = set()
     originals: dict[str, str] = {}
     for key, document_id, document_graph, scope in rows:
-        own = f"local:{document_id}"
+        own = local_key(document_id)
         if key == own:
             continue  # cited where it is: the graph's own document
         if graph_id and document_graph == graph_id:
             copies.add(own)
-        elif scope == Scope.PRIVATE and key.startswith("local:"):
-            originals[own] = key.removeprefix("local:")
+        elif scope == Scope.PRIVATE and key.startswith(KEY_PREFIX):
+            originals[own] = key.removeprefix(KEY_PREFIX)
     living = _living_documents(originals.values())
     return copies | {copy for copy, original in originals.items() if original in living}
 
@@ -88,11 +84,7 @@ def research_copies(*, keys: Iterable[str], graph_id: str | None) -> set[str]:
 def _living_documents(document_ids: Iterable[str]) -> set[str]:
     from exograph.documents.models import Document
 
-    valid = []
-    for value in document_ids:
-        try:
-            valid.append(uuid.UUID(value))
-        except ValueError:
-            continue
-    found = Document.objects.filter(id__in=valid, deleted_at__isnull=True).values_list("id", flat=True)
+    found = Document.objects.filter(id__in=document_uuids(document_ids), deleted_at__isnull=True).values_list(
+        "id", flat=True
+    )
     return {str(pk) for pk in found}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any
 
@@ -38,6 +38,25 @@ KEY_PREFIX = "local:"
 SNIPPET_CHARS = 4000
 
 
+def local_key(document_id: object) -> str:
+    """The source key of a `local` hit: `local:<document id>`."""
+    return f"{KEY_PREFIX}{document_id}"
+
+
+def document_uuid(key: str) -> uuid.UUID | None:
+    """The document id a `local:<uuid>` source key (or a bare id) names; None when it names no UUID (another
+    source's key, or a passage written to the World Graph without a Document row, e.g. a seed)."""
+    try:
+        return uuid.UUID(str(key).removeprefix(KEY_PREFIX))
+    except ValueError:
+        return None
+
+
+def document_uuids(keys: Iterable[str]) -> list[uuid.UUID]:
+    """The document ids the keys name, in order, skipping those that name none (document_uuid)."""
+    return [found for key in keys if (found := document_uuid(key)) is not None]
+
+
 def _document_meta(document_ids: list[str], *, private_graph_ids: set[str]) -> dict[str, dict[str, Any]]:
     """Name, URL, date and graph of the Document rows behind the hits: world-scope ones, and private ones only in
     private_graph_ids (the reader's own private graphs; empty for a world session)."""
@@ -45,12 +64,7 @@ def _document_meta(document_ids: list[str], *, private_graph_ids: set[str]) -> d
 
     from exograph.documents.models import Document
 
-    valid = []
-    for value in document_ids:
-        try:
-            valid.append(uuid.UUID(str(value)))
-        except ValueError:
-            continue  # written to the World Graph without a Document row (e.g. a seed); no metadata
+    valid = document_uuids(document_ids)  # one written to the World Graph without a Document row has no metadata
     readable = Q(graph__scope=Scope.WORLD) | Q(graph_id__in=private_graph_ids, graph__scope=Scope.PRIVATE)
     rows = Document.objects.filter(readable, id__in=valid, deleted_at__isnull=True).values(
         "id", "title", "filename", "source_url", "published", "graph_id", "graph__scope"
@@ -146,7 +160,7 @@ class LocalSource:
                 SourceHit(
                     adapter=self.name,
                     kind=self.kind,
-                    key=KEY_PREFIX + document_id,
+                    key=local_key(document_id),
                     title=str(row.get("title") or row.get("filename") or item.source or document_id)[:500],
                     url=url,
                     snippet="\n\n".join(passages[document_id])[:SNIPPET_CHARS],
@@ -163,10 +177,8 @@ class LocalSource:
         Raises NotFound for any other document (another account's, deleted, or private in a world session)."""
         from exograph.documents.models import Document
 
-        try:
-            row = Document.objects.filter(id=uuid.UUID(document_id)).select_related("graph").first()
-        except ValueError:
-            row = None  # not a Document id: written to the World Graph without a row (a seed)
+        named = document_uuid(document_id)  # None: written to the World Graph without a Document row (a seed)
+        row = Document.objects.filter(id=named).select_related("graph").first() if named else None
         if row is None:
             return Graph.objects.get(id=WORLD_GRAPH_ID).store_name  # the row: it knows the World Graph's server
         if row.deleted_at is None and row.graph.scope == Scope.WORLD:

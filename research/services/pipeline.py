@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -51,6 +50,7 @@ from research.services.writing import (
     source_relevant,
     summary_line,
 )
+from research.sources import document_uuid, document_uuids
 
 logger = logging.getLogger(__name__)
 
@@ -265,9 +265,8 @@ class _Run(RunSteps):
         copying them would charge them for reading their own text and show them twice)."""
         if hit.adapter != "local":
             return None
-        try:
-            document_id = uuid.UUID(hit.key.removeprefix("local:"))
-        except ValueError:
+        document_id = document_uuid(hit.key)
+        if document_id is None:
             return None
         found = Document.objects.filter(id=document_id, deleted_at__isnull=True)
         own = Q(graph__owner=self.session.owner, graph__scope=Scope.PRIVATE)
@@ -415,15 +414,9 @@ class _Run(RunSteps):
         Only the topic's digest is stored."""
         from billing.services import earnings_record
 
-        world_ids = [s.key.removeprefix("local:") for s in sources if s.adapter == "local"]
-        valid = []
-        for value in world_ids:
-            try:
-                valid.append(uuid.UUID(value))
-            except ValueError:
-                continue
+        local = document_uuids(s.key for s in sources if s.adapter == "local")
         contributors = list(
-            Document.objects.filter(id__in=valid, graph__scope=Scope.WORLD)
+            Document.objects.filter(id__in=local, graph__scope=Scope.WORLD)
             .order_by()
             .values_list("owner_id", flat=True)
             .distinct()
