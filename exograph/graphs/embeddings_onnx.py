@@ -2,7 +2,8 @@
 
 all-MiniLM-L6-v2 is a BERT encoder + mean pooling + L2 normalisation. Its BERT, exported to ONNX and run by
 ONNX Runtime on one thread, gives the same vectors as sentence-transformers on torch (within ~1e-6) in about a
-third of the time for a single short text, which is what a search query is. Batches (ingest) stay on torch.
+third of the time for a single short text, which is what a search query is, and batches (ingest) in about half
+the CPU time of torch (issue 29 §5).
 
 The export (~12 s, ~91 MB) is made once per machine into ``settings.EMBEDDING_ONNX_DIR`` (default
 ``<sys.prefix>/var/exograph/onnx``: next to the torch, onnx and model packages it is derived from, so it lives

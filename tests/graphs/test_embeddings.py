@@ -106,13 +106,13 @@ def test_local_batches_group_texts_of_similar_length(local: Embedder, settings, 
     assert isinstance(local, LocalEmbedder)
     model = local._loaded()
     sent: list[list[str]] = []
-    real_encode = model.encode
+    real_tokenize = model.tokenize  # what each forward pass reads, on ONNX Runtime or torch
 
-    def spying_encode(batch, **kwargs):  # type: ignore[no-untyped-def]
+    def spying_tokenize(batch, **kwargs):  # type: ignore[no-untyped-def]
         sent.append(list(batch))
-        return real_encode(batch, **kwargs)
+        return real_tokenize(batch, **kwargs)
 
-    monkeypatch.setattr(model, "encode", spying_encode)
+    monkeypatch.setattr(model, "tokenize", spying_tokenize)
     texts = ["A long sentence about rivers, mountains and trade routes.", "Ada", "A longer name here", "Bo"]
     settings.EMBEDDING_BATCH_SIZE = 2
     vectors = local.embed(texts)
@@ -128,13 +128,13 @@ def test_local_forward_passes_hold_a_bounded_number_of_texts(local: Embedder, se
     assert isinstance(local, LocalEmbedder)
     model = local._loaded()
     sizes: list[int] = []
-    real_encode = model.encode
+    real_tokenize = model.tokenize  # what each forward pass reads, on ONNX Runtime or torch
 
-    def spying_encode(batch, **kwargs):  # type: ignore[no-untyped-def]
+    def spying_tokenize(batch, **kwargs):  # type: ignore[no-untyped-def]
         sizes.append(len(batch))
-        return real_encode(batch, **kwargs)
+        return real_tokenize(batch, **kwargs)
 
-    monkeypatch.setattr(model, "encode", spying_encode)
+    monkeypatch.setattr(model, "tokenize", spying_tokenize)
     settings.EMBEDDING_BATCH_SIZE = 64
     texts = [f"Harbour pilot log entry {n}: " + "tide and wind " * (n % 7) for n in range(40)]
     vectors = local.embed(texts)

@@ -55,9 +55,14 @@ def shared() -> LocalEmbedder:
     return embedder
 
 
+def torch_vectors(embedder: LocalEmbedder, texts: list[str]) -> list[list[float]]:
+    """The vectors sentence-transformers' own encode gives on torch: the reference both runtimes must meet."""
+    array = embedder._loaded().encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    return [list(map(float, row)) for row in array]
+
+
 def test_onnx_query_vectors_equal_torch_vectors(shared: LocalEmbedder) -> None:
-    torch_vectors = shared.embed(TEXTS)  # batches always run on torch (sentence-transformers encode)
-    for text, torch_vector in zip(TEXTS, torch_vectors, strict=True):
+    for text, torch_vector in zip(TEXTS, torch_vectors(shared, TEXTS), strict=True):
         assert max_diff(shared.embed_one(text), torch_vector) < 1e-5, text[:40]
     # Truncation at max_seq_length is the same on both paths: the tail past it changes nothing.
     assert max_diff(shared.embed_one(TEXTS[5]), shared.embed_one(TEXTS[6])) < 1e-6
@@ -93,7 +98,7 @@ def test_garbage_with_a_matching_digest_falls_back_to_torch(
         embedder.load()
         vector = embedder.embed_one("a private question about polonium")
     assert embedder.query_runtime == "torch"
-    assert max_diff(vector, shared.embed(["a private question about polonium"])[0]) < 1e-5
+    assert max_diff(vector, torch_vectors(shared, ["a private question about polonium"])[0]) < 1e-5
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "torch" in warnings[0].getMessage()
     assert "polonium" not in caplog.text
@@ -106,8 +111,43 @@ def test_unwritable_cache_dir_falls_back_to_torch(shared: LocalEmbedder, setting
     embedder = LocalEmbedder()
     vectors = [embedder.embed_one(text) for text in TEXTS[:4]]
     assert embedder.query_runtime == "torch"
-    for vector, expected in zip(vectors, shared.embed(TEXTS[:4]), strict=True):
+    for vector, expected in zip(vectors, torch_vectors(shared, TEXTS[:4]), strict=True):
         assert max_diff(vector, expected) < 1e-5
+
+
+def test_batches_run_on_onnx_with_the_vectors_of_torch_and_fall_back_to_torch_on_a_failed_run(
+    shared: LocalEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ingest's batches (chunks, entity names) run on ONNX Runtime like a query: the same vectors as torch's
+    encode, in the caller's order; a run ONNX Runtime fails is embedded by torch, and so is every text after."""
+    batch = [f"{text} (copy {n})" for n in range(3) for text in TEXTS]  # longer than one forward pass of 16
+    embedder = LocalEmbedder()
+    embedder.load()
+    assert embedder._onnx is not None
+    runs: list[int] = []
+    encode = embedder._onnx.encode
+
+    def counted(features):  # type: ignore[no-untyped-def]
+        runs.append(len(features["input_ids"]))
+        return encode(features)
+
+    embedder._onnx.encode = counted  # type: ignore[method-assign]
+    vectors = embedder.embed(batch)
+    assert sum(runs) == len(batch) and len(runs) > 1  # every text, in several forward passes, on ONNX Runtime
+    for vector, expected in zip(vectors, torch_vectors(shared, batch), strict=True):
+        assert max_diff(vector, expected) < 1e-5
+
+    def broken(features):  # type: ignore[no-untyped-def]
+        raise RuntimeError("onnx runtime gave up")
+
+    embedder._onnx.encode = broken  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="exograph.graphs.embeddings"):
+        again = embedder.embed(batch[:5])
+    assert embedder.query_runtime == "torch"
+    for vector, expected in zip(again, torch_vectors(shared, batch[:5]), strict=True):
+        assert max_diff(vector, expected) < 1e-5
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
+    assert "copy" not in caplog.text and "polonium" not in caplog.text
 
 
 def test_onnx_can_be_switched_off(shared: LocalEmbedder, settings) -> None:  # type: ignore[no-untyped-def]
