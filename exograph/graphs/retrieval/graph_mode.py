@@ -14,7 +14,7 @@ from exograph.graphs.retrieval.facts import fact_seeds
 from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
 from exograph.graphs.retrieval.paths import relation_from_row, search_pool
 from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
-from exograph.graphs.retrieval.synonyms import synonym_names
+from exograph.graphs.retrieval.synonyms import subgraph_synonyms, synonym_names
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
     ENTITY_VECTOR_MIN,
@@ -23,22 +23,27 @@ from exograph.graphs.retrieval.types import (
     FACT_ENTITIES,
     FACT_MATCH,
     FACT_MATCH_SHARE,
+    GRAPH_DENSE_FUSION,
     MAX_NGRAM,
     MAX_RING_NAMES,
     NAME_LINK,
     PER_ENTITY_CHUNKS,
     PPR_DAMPING,
+    PPR_DEGREE_NORM,
     PPR_PASSAGE_SEEDS,
     PPR_PASSAGE_SHARE,
+    PPR_PASSAGE_TEMPERATURE,
     PPR_TITLE_LINK,
     SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
+    SEED_SPECIFICITY_POWER,
     SYNONYM_EDGE,
     SYNONYM_K,
+    SYNONYM_SUBGRAPH_K,
     WALK_CAP,
     GraphRead,
 )
-from exograph.graphs.selectors.search import VECTOR_OVERFETCH
+from exograph.graphs.selectors.search import RRF_K, VECTOR_OVERFETCH
 from exograph.graphs.store.core import STOPWORDS
 from exograph.graphs.types import normalize_name
 
@@ -144,13 +149,22 @@ def graph_rank(
     )
     if NAME_LINK > 0:
         edges.extend(name_links([key[2:] for key in nodes if key.startswith("n:")], node))
+    if SYNONYM_SUBGRAPH_K > 0:
+        linked = {key[2:]: names[key[2:]][2] for key in nodes if key.startswith("n:") and key[2:] in names}
+        edges.extend(
+            (node("n:" + key), node("n:" + other), SYNONYM_EDGE * similarity)
+            for key, other, similarity in subgraph_synonyms(store_name, linked)
+        )
     for cid, _ in dense_hits:
         node("c:" + cid)
     reset = np.zeros(len(nodes))
     written_names = set(name_spans(question)) if SEED_NAME_BOOST != 1.0 else set()
-    specificity = {k: (SEED_NAME_BOOST if k in written_names else 1.0) / frequency[k] for k in seeds}
+    specificity = {
+        k: (SEED_NAME_BOOST if k in written_names else 1.0) / frequency[k] ** SEED_SPECIFICITY_POWER for k in seeds
+    }
     entity_mass = sum(specificity.values()) or 1.0
-    passage_mass = sum(max(score, 0.0) for _, score in dense_hits) or 1.0
+    dense_weight = passage_weights(dense_hits)
+    passage_mass = sum(dense_weight.values()) or 1.0
     passage_share = PPR_PASSAGE_SHARE if seeds or matched else 1.0
     similar_share = ENTITY_VECTOR_SHARE if similar else 0.0
     fact_share = FACT_MATCH_SHARE if matched else 0.0
@@ -162,23 +176,26 @@ def graph_rank(
     fact_mass = sum(fact_weight.values()) or 1.0
     for key, weight in fact_weight.items():
         reset[node("n:" + key)] += fact_share * weight / fact_mass
-    for cid, score in dense_hits:
-        reset[nodes["c:" + cid]] += passage_share * max(score, 0.0) / passage_mass
+    for cid, weight in dense_weight.items():
+        reset[nodes["c:" + cid]] += passage_share * weight / passage_mass
     similar_weight = {k: score / frequency[k] for k, score in similar.items()}
     similar_mass = sum(similar_weight.values()) or 1.0
     for key, weight in similar_weight.items():
         reset[node("n:" + key)] += similar_share * weight / similar_mass
     rank = personalized_pagerank(len(nodes), edges, reset, damping=PPR_DAMPING)
+    passage_rank = degree_normalised(rank, edges, power=PPR_DEGREE_NORM) if PPR_DEGREE_NORM > 0 else rank
     for key, index in nodes.items():
         mass = float(rank[index])
         if mass <= 0:
             continue
         if key.startswith("c:"):
-            read.passages[key[2:]] = mass
+            read.passages[key[2:]] = float(passage_rank[index])
         else:
             for eid in names.get(key[2:], ([], 0, []))[2]:
                 read.entities[eid] = max(read.entities.get(eid, 0.0), mass)
     read.passages = damp_same_source(read.passages, titles)
+    if GRAPH_DENSE_FUSION > 0:
+        read.passages = dense_fused(read.passages, [cid for cid, _ in dense_hits], weight=GRAPH_DENSE_FUSION)
     # Facts: the relations between the entities that carry the most mass (the weaker end bounds a fact's mass),
     # one read instead of a walk: what PPR reached is what the facts may join.
     heavy = sorted(read.entities, key=lambda eid: (-read.entities[eid], eid))[:FACT_ENTITIES]
@@ -191,6 +208,39 @@ def graph_rank(
         if mass > read.facts.get(triple, 0.0):
             read.facts[triple] = mass
             read.fact_relations[triple] = relation
+
+
+def passage_weights(hits: list[tuple[str, float]]) -> dict[str, float]:
+    """Reset weight of each dense hit (chunk id -> weight): its cosine, or with PPR_PASSAGE_TEMPERATURE > 0
+    exp((cosine - best) / temperature), so the best hit weighs 1 and one far below it next to nothing."""
+    if not hits:
+        return {}
+    if PPR_PASSAGE_TEMPERATURE <= 0:
+        return {cid: max(score, 0.0) for cid, score in hits}
+    best = max(score for _, score in hits)
+    return {cid: math.exp((score - best) / PPR_PASSAGE_TEMPERATURE) for cid, score in hits}
+
+
+def dense_fused(scores: dict[str, float], dense: list[str], *, weight: float) -> dict[str, float]:
+    """Passage scores as the reciprocal-rank fusion of their order (by score) and the dense order, the dense list
+    weighing `weight`; a dense hit PPR did not score still counts by its dense rank."""
+    fused = {cid: 1.0 / (RRF_K + rank) for rank, cid in enumerate(sorted(scores, key=lambda c: (-scores[c], c)), 1)}
+    for rank, cid in enumerate(dict.fromkeys(dense), 1):
+        fused[cid] = fused.get(cid, 0.0) + weight / (RRF_K + rank)
+    return fused
+
+
+def degree_normalised(rank: np.ndarray, edges: list[tuple[int, int, float]], *, power: float) -> np.ndarray:
+    """rank divided by each node's weighted degree (both directions: the walk is undirected) ** power; a node
+    without edges keeps its mass."""
+    degree = np.zeros(len(rank))
+    if edges:
+        ends = np.array([(a, b) for a, b, _ in edges], dtype=np.int64)
+        weights = np.array([w for _, _, w in edges], dtype=np.float64)
+        degree += np.bincount(ends[:, 0], weights=weights, minlength=len(rank))
+        degree += np.bincount(ends[:, 1], weights=weights, minlength=len(rank))
+    scale = np.where(degree > 0, np.power(np.maximum(degree, 1e-12), power), 1.0)
+    return np.asarray(rank / scale)
 
 
 def name_links(keys: list[str], node: Callable[[str], int]) -> list[tuple[int, int, float]]:

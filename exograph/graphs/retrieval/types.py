@@ -64,6 +64,7 @@ NAME_LINK = 0.0
 # mass, each by how far its best fact stands above the pool's mean over the passages naming it (0 facts: off).
 # Off: with FACT_MATCH 5 no dev gain at this pool; at pool 64 dev gained (HotpotQA 83.8 -> 86.2, MuSiQue 65.8 ->
 # 67.3) and validation lost (92.5 -> 91.2, 73.3 -> 73.1); embedding the facts costs 0.6-1.5 s a query here.
+# Again on 20 questions a set (2026-12-04): HotpotQA dev +2.5, MuSiQue dev -1.7, MuSiQue validation -1.6.
 FACT_MATCH = 0
 FACT_MATCH_POOL = 256
 FACT_MATCH_MIN = 0.3
@@ -74,9 +75,35 @@ FACT_MATCH_TYPED = 0
 # Synonym edges (retrieval/synonyms.py, HippoRAG 2's synonymy edges around the seeds): each seed is tied to the
 # SYNONYM_K names whose entity embeddings lie nearest its own, at SYNONYM_MIN cosine or more, with weight
 # SYNONYM_EDGE x cosine (0 names: off). Off: 5 left both dev sets' R@5 equal (MuSiQue validation +1.3).
+# Again on 20 questions a set (2026-12-04): MuSiQue dev -0.8, validation +0.9, HotpotQA equal.
 SYNONYM_K = 0
 SYNONYM_MIN = 0.8
 SYNONYM_EDGE = 1.0
+# Synonym edges over the whole subgraph (synonyms.subgraph_synonyms), not only around the seeds: each name of the
+# subgraph is tied to the SYNONYM_SUBGRAPH_K other names of the subgraph whose stored entity vectors lie nearest
+# its own, at SYNONYM_MIN cosine or more, with weight SYNONYM_EDGE x cosine (0: off). Off: 5 lost MuSiQue validation
+# (20 questions 78.3 -> 76.7, 50: 73.0 -> 70.7) and costs a vector read of every subgraph name (+100-300 ms p95).
+SYNONYM_SUBGRAPH_K = 0
+# Dense passage seeds weigh exp((cosine - best cosine) / PPR_PASSAGE_TEMPERATURE), a softmax over the hits (0: by
+# raw cosine). The ten hits' cosines sit close together (0.45-0.65 with MiniLM), so by raw cosine the tenth took
+# almost as much of the dense share as the first; a softmax gives the retriever's confidence (the embedder was
+# trained with a softmax at 0.05; 0.1 is softer). 0.1 won on the dev halves (20 questions a set: HotpotQA 87.5 ->
+# 90.0, MuSiQue 70.4 -> 72.9; 50: 85.0 -> 88.0, 69.0 -> 71.8) and lost nowhere on validation (20: 92.5 = 92.5,
+# 78.3 = 78.3; 50: 91.0 -> 92.0, 73.0 = 73.0); 0.05 lost MuSiQue validation on 50 (72.3)
+# (bench/results/retrieval-experiments.md).
+PPR_PASSAGE_TEMPERATURE = 0.1
+# A linked name seeds by its specificity 1 / (passages naming it) ** SEED_SPECIFICITY_POWER (1: inverse frequency).
+# 0.5 lost on both dev sets (HotpotQA 87.5 -> 85.0) and MuSiQue validation (78.3 -> 77.1) on 20 questions.
+SEED_SPECIFICITY_POWER = 1.0
+# A passage's PPR mass is divided by its weighted degree ** PPR_DEGREE_NORM before ranking: a passage that names
+# many things collects mass from everywhere (PageRank's popularity bias), not only from the question (0: off).
+# Off: 0.5 lost MuSiQue 70.4 -> 65.0 dev, 78.3 -> 71.2 validation; 0.25 lost MuSiQue validation (72.9).
+PPR_DEGREE_NORM = 0.0
+# Graph mode's passage order fused with the dense order it started from, by reciprocal rank (RRF_K):
+# 1 / (RRF_K + PPR rank) + GRAPH_DENSE_FUSION / (RRF_K + dense rank) (0: the PPR order alone). A question whose
+# linked names are only common words ("the race", "May") leans on the walk; the dense retriever's order holds.
+# Off: 0.5 and 1 lost HotpotQA validation 92.5 -> 80.0 and MuSiQue dev and validation on 20 questions.
+GRAPH_DENSE_FUSION = 0.0
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 

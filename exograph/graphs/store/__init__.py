@@ -70,6 +70,7 @@ from exograph.graphs.store.retrieve import (  # noqa: F401
     store_entity_degrees,
     store_entity_key_hits,
     store_entity_neighbours,
+    store_entity_vectors,
     store_name_chunks,
     store_relations_among,
     store_walk_hop,

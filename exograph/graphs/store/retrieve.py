@@ -253,6 +253,20 @@ def store_entity_neighbours(store_name: str, *, ids: Sequence[str], k: int) -> l
     return [(r[0], r[1] or "", 1.0 - float(r[2])) for r in rows]
 
 
+def store_entity_vectors(store_name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    """entity id -> one current vector of it (its first document's name and description); entities without one
+    are absent."""
+    if not ids:
+        return {}
+    rows = ro_query(
+        store_name,
+        "UNWIND $ids AS eid MATCH (e:Entity {id: eid}) WITH eid, head(coalesce(e.doc_vkeys, [e.id])) AS vkey "
+        "MATCH (v:EntityVector {key: vkey}) RETURN eid, v.embedding",
+        {"ids": list(dict.fromkeys(ids))},
+    )
+    return {r[0]: [float(x) for x in r[1]] for r in rows if r[1] is not None}
+
+
 def store_chunk_mention_names(store_name: str, *, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
     """(chunk id, normalised name) of every entity the given chunks mention (one pair per name, whatever the types)."""
     if not chunk_ids:
