@@ -108,6 +108,38 @@ def test_the_heartbeat_renews_a_held_lease_and_the_block_releases_it():
     assert not Lease.objects.filter(kind="test.work").exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_many_holds_share_one_heartbeat_thread_that_renews_each_and_warns_of_a_takeover(caplog):
+    """A hold starts no thread of its own (a batch ingest takes three a document): one thread per process renews
+    every held lease, two at once included; a lease taken over meanwhile is dropped from it with one warning."""
+    import logging
+    import threading
+
+    def beats() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("lease")]
+
+    for n in range(5):  # short holds, one after the other
+        with lease_hold(kind="test.work", subject_id=f"quick{n}", ttl=600):
+            pass
+    assert len(beats()) == 1
+    with caplog.at_level(logging.WARNING, logger="exograph.core.leases"):
+        with (
+            lease_hold(kind="test.work", subject_id="a", ttl=3.0) as a,
+            lease_hold(kind="test.work", subject_id="b", ttl=3.0) as b,
+        ):
+            assert len(beats()) == 1
+            time.sleep(3.5)  # past ttl: alive only if renewed
+            assert not lease_expired(kind="test.work", subject_id="a")
+            assert not lease_expired(kind="test.work", subject_id="b")
+            Lease.objects.filter(kind="test.work", subject_id="b").update(token=uuid.uuid4())  # someone took b
+            time.sleep(1.5)  # past ttl/3: b's next renewal finds it gone
+            assert b.lost and not a.lost
+            assert not lease_expired(kind="test.work", subject_id="a")
+    taken = [r for r in caplog.records if "taken over" in r.getMessage()]
+    assert len(taken) == 1 and "test.work:b" in taken[0].getMessage()
+    assert not Lease.objects.filter(kind="test.work", subject_id="a").exists()
+
+
 def test_the_sweep_runs_every_lease_sweep_seconds_from_beat():
     entries = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "core.leases_sweep"]
     assert entries == [
