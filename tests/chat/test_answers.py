@@ -163,8 +163,9 @@ def test_a_short_answer_with_a_close_runner_up_is_less_sure_than_a_clear_one() -
     )
     close = extract_answer(
         question="Who designed the Kessler Library?",
-        # active voice: the sentence does not set one name apart as the doer ("designed by X" would)
-        statements=[Statement(1, "Liis Raud designed the Kessler Library, with help from Peeter Tamm.")],
+        # active voice after a date: the sentence sets no name apart as the doer ("designed by X" would, as would a
+        # name opening the sentence, its subject)
+        statements=[Statement(1, "In 1998 Liis Raud designed the Kessler Library, with help from Peeter Tamm.")],
     )
     assert clear.short == "Liis Raud" and clear.confidence == 1.0
     assert close.short == "Liis Raud" and close.confidence < clear.confidence, close

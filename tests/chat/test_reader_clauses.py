@@ -1,7 +1,9 @@
 """The extractive reader's clauses and sides (issue 26, notes written for a newcomer's `make run`): a date or a name
 belongs to its own clause's verb ("opened in 1902 and rebuilt in 1961": rebuilt in 1961); "built", "constructed"
-and "erected" say one link, as "carried", "hauled" and "transported" do; and a sale has two sides: for "who did
-they buy it from" the answer is the one it was bought from, never the buyer. Run as chat runs it (MiniLM meaning
+and "erected" say one link, as "carried", "hauled" and "transported" do; a sale has two sides: for "who did
+they buy it from" the answer is the one it was bought from, never the buyer; a flat question its best sentence
+answers is not followed to another sentence (a real paper's "SunSpider consists of 26 programs" for "how many
+programs does SunSpider contain" was answered "10" from a sentence about JavaScript); and a figure ("25x") is no name. Run as chat runs it (MiniLM meaning
 and the offline NER's types); invented places and firms, questions in other words than the texts."""
 
 from __future__ import annotations
@@ -34,6 +36,28 @@ BOATHOUSE = (
     ],
 )
 def test_the_reader_reads_each_clause_and_each_side(question, answer, texts):
+    got = read_as_chat(question, *texts)
+    assert got.answered
+    assert got.short == answer
+
+
+SONGBOOK = (
+    "The Harwick songbook holds 48 carols collected by the Dales Folk Society.",
+    "The Dales Folk Society meets in Skipton and sings each carol 3 times at its winter concert.",
+)
+TRACING = "Tracing reached its best speedup, 25x, on the bitops tests, where the Orca engine had been slowest."
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        # the best sentence answers a flat question: another sentence about a name in it is no second link
+        ("How many carols does the Harwick songbook contain?", "48", SONGBOOK),
+        # a figure answers how much or how many, never which
+        ("Which engine had been slowest on the bitops tests?", "Orca", (TRACING,)),
+    ],
+)
+def test_a_flat_question_is_answered_by_its_best_sentence_and_never_by_a_figure_for_which(question, answer, texts):
     got = read_as_chat(question, *texts)
     assert got.answered
     assert got.short == answer

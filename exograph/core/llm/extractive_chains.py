@@ -75,6 +75,9 @@ def _follow_chain(
     asked = _all_stems(question)
     best: tuple[float, str, list[_Sentence]] | None = None
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
+    # no nested part ("the court that heard X", "the owner of the maker of"), and not a place: places nest (a mall in
+    # Tysons Corner, which is in Fairfax County), so a second sentence may name the larger place asked for
+    flat = _split_chain(question) is None and kind != "place"
     for rank, first in enumerate(ranked[:3]):
         named = f"{first.text} {first.about}"
         if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
@@ -89,6 +92,11 @@ def _follow_chain(
             if rank == 0:
                 return None  # the best sentence says all the question asks: one link, not a chain from a worse one
             continue
+        if rank == 0 and not open_families and flat and _candidates([first], question, kind, exclude=asked_names):
+            # a flat question whose best sentence says the asked relation (no relation family left open) and
+            # holds an answer of the asked kind: only other words are left ("consists of 26 programs" for "how many does it contain"),
+            # which a second sentence about one of its names does not answer better
+            return None
         bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
         for bridge in bridges[:4]:
             if described and _defines(first.text, bridge, described):

@@ -99,6 +99,7 @@ WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a ca
 QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
 AGENT = 0.15  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
 ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who runs Meridian Rail": its spans lose this
+SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer) gains this over the names after it
 CANDIDATE_SENTENCES = 4
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
 _MONEY = frozenset(
@@ -204,7 +205,8 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     if kind == "role":
         return role_phrases(sentence)
     # "Kestrel Freight's chief executive": the name, not its possessive
-    names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name.isdigit()))
+    # a figure ("25x", "10 km") is no name: it answers how much or how many, never which or who
+    names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name[:1].isdigit()))
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]
     if kind == "person":
@@ -358,6 +360,8 @@ def _candidates(
                 bonus = -0.05
             else:
                 bonus = 0.0
+            if kind == "person" and re.match(rf"{re.escape(span)}\s+[a-z]", sentence.text):
+                bonus += SUBJECT  # "Conrad Lusk joined Kestrel Freight and ran the depot": the doer opens it
             located = kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
             if located:
                 bonus += 0.05
