@@ -61,3 +61,22 @@ def test_a_flat_question_is_answered_by_its_best_sentence_and_never_by_a_figure_
     got = read_as_chat(question, *texts)
     assert got.answered
     assert got.short == answer
+
+
+QUILL = (
+    "The Quill compiler is written in C++ and ships with a Python front end. On string code Quill is 12 times "
+    "faster than the Lumen interpreter."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Which language is the Quill compiler written in?", "C++"),  # a language's name with its signs, not "C"
+        ("How much faster than Lumen is Quill on string code?", "12 times"),  # a ratio with its "times"
+    ],
+)
+def test_technical_names_and_ratios_are_copied_whole(question, answer):
+    got = read_as_chat(question, QUILL)
+    assert got.answered
+    assert got.short == answer

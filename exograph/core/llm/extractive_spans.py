@@ -381,6 +381,8 @@ def _candidates(
                     bonus -= TYPE_MISMATCH  # a year is not a count, but "21 years" is an age
                     fits = -1
             unit = span.rsplit(" ", 1)[1].casefold() if " " in span else ""
+            if re.fullmatch(r"[\d.,]+[x×]", span):
+                unit = "times"  # "30x": a ratio, measured as "30 times" is
             if money and unit in _UNITS and unit not in _MONEY:
                 bonus -= UNIT_MATCH  # "how much did they pay": not "two weeks"
             elif measure and unit in _UNITS:

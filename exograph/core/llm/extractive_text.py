@@ -41,7 +41,7 @@ _DATE = re.compile(
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent))?(?![\w])"
+    r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent)|[x×])?(?![\w])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b",
     re.IGNORECASE,
@@ -52,7 +52,7 @@ _UNITS = frozenset(
     "centuries mm cm m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles foot feet "
     "inch inches yard yards acre acres hectare hectares g kg gram grams kilogram kilograms tonne tonnes ton tons "
     "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
-    "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
+    "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents times".split()
 )
 _MEASURE = re.compile(r"(?:\s+|-)(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
 _CALENDAR = re.compile(
@@ -61,7 +61,7 @@ _CALENDAR = re.compile(
 )
 # A nationality or demonym, also hyphenated ("Bangladeshi-British"): never a person's name.
 _NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)(?:-[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i))*$")
-_TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]", re.UNICODE)
+_TOKEN = re.compile(r"[\w'’.&-]+(?:\+\+|#(?!\w))?|[^\w\s]", re.UNICODE)  # "C++", "F#" are one name
 _PRONOUN = re.compile(r"^(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)  # a sentence about its passage's subject
 _RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
 _WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
