@@ -80,3 +80,14 @@ def test_technical_names_and_ratios_are_copied_whole(question, answer):
     got = read_as_chat(question, QUILL)
     assert got.answered
     assert got.short == answer
+
+
+def test_who_did_a_thing_the_documents_never_say_is_refused():
+    # the passage never says painted, nor anything meaning it: not "Wexcombe" (the tearoom's own name), nor Bristol
+    tearoom = (
+        "The Wexcombe tearoom opened in 2011 in the old forge on Church Street. In 2019 it bought a coffee roaster "
+        "from a closing Bristol café for 2,400 pounds."
+    )
+    got = read_as_chat("Who painted the tearoom's sign?", tearoom)
+    assert not got.answered and got.short == ""
+    assert got.text.startswith("Your documents don't say")

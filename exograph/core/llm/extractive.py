@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
+from exograph.core.llm.extractive_roles import doer_verb
 from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_noun
 from exograph.core.llm.extractive_text import (
     _WH,
@@ -42,6 +43,7 @@ from exograph.core.llm.extractive_text import (
     _found,
     _question_keys,
     _Sentence,
+    _stem,
     _stems,
     _word_match,
     family_stems,
@@ -408,6 +410,9 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for
     wanted = family_words(question)
     said = resolved(where.text, where.about)
+    verb = doer_verb(question)
+    if verb and not family_words(verb) and _stem(verb) not in _stems(passage) and where.meaning < LINK_MEANING:
+        return False  # "Who painted the sign?" over a passage that never says painted, nor means it
     if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
         return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
     return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)
