@@ -179,6 +179,17 @@ def run(*, which: str, passages: int, cold_cache: bool = False, store_pid: int |
             clock.phase = outer
 
     batch_service._entities_embed = clock.wrap("group_entities_embed", group_entities_embed)
+    # The group's entity texts embedded beside its extraction (as its documents' extractions finish): entity texts.
+    entities_ahead = batch_service._entities_embed_ahead
+
+    def group_entities_ahead(**kwargs: Any) -> Any:
+        outer, clock.phase = clock.phase, "__entities__"
+        try:
+            return entities_ahead(**kwargs)
+        finally:
+            clock.phase = outer
+
+    batch_service._entities_embed_ahead = group_entities_ahead  # type: ignore[assignment]
     # The batch extracts a group's documents beside its chunk embedding (the embed stages then only store them),
     # the group's NER in one pass before the documents' rules: the whole of it is the group's extraction.
     batch_service._extractions = clock.wrap("extract", batch_service._extractions)

@@ -331,3 +331,63 @@ def test_a_batch_sends_each_documents_progress_coalesced_and_ends_on_processed(a
     assert all(d["status"] == "processed" and d["progress"] == 100 for d in last.values()), last
     assert max(len(call) for call in calls) == len(ids)  # the group's documents share a send
     assert len(calls) <= 5  # one per step of the group, not ~8 per document
+
+
+AHEAD_TEXTS = [
+    ("Orla Penhallow", "Orla Penhallow charted the Skerrow Banks for the Vennick Harbour Trust in 1871."),
+    ("Skerrow Banks", "The Skerrow Banks lie off Quellin Point, where the Marrow Light warns pilots."),
+    ("Vennick Harbour Trust", "The Vennick Harbour Trust hired Tobin Aske to rebuild the Quellin Point pier."),
+    ("Marrow Light", "The Marrow Light was lit by Edda Coyle of Gallan Sound in 1880."),
+]
+
+
+def test_a_groups_entity_texts_are_embedded_beside_its_extraction_once_each(
+    alice, graph, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The entity texts of the documents already extracted are embedded while the group's extraction goes on (the
+    embedder beside the extraction, not after it: issue 29 §5); each text is embedded once, and each entity's
+    vector in the graph is its text's own."""
+    import threading
+
+    import numpy as np
+
+    from exograph.documents.services import batch
+    from exograph.graphs.embeddings import get_embedder
+    from exograph.graphs.services import ingest as graph_ingest
+
+    embedder = get_embedder()
+    real_embed = type(embedder).embed
+    real_extract = batch.document_extract
+    calls: list[list[str]] = []
+    names_embedded = threading.Event()  # an entity text of this group went to the embedder
+    waited: list[bool] = []
+
+    def spying_embed(self, texts):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        if len(calls) > 1:  # the first call is the group's chunks
+            names_embedded.set()
+        return real_embed(self, texts)
+
+    def last_waits(chunks, **kwargs):  # type: ignore[no-untyped-def]
+        if any("Edda Coyle" in chunk.text for chunk in chunks):  # the group's last document
+            waited.append(names_embedded.wait(timeout=20))
+        return real_extract(chunks, **kwargs)
+
+    monkeypatch.setattr(type(embedder), "embed", spying_embed)
+    monkeypatch.setattr(batch, "document_extract", last_waits)
+    monkeypatch.setattr(batch, "AHEAD_TEXTS", 1)
+    graph_ingest._entity_vectors.clear()
+    ids = _ingest(alice, graph, django_capture_on_commit_callbacks, AHEAD_TEXTS, prefix="ahead")
+
+    assert Document.objects.filter(pk__in=ids, status=DocumentStatus.PROCESSED).count() == len(AHEAD_TEXTS)
+    assert waited == [True]  # names were embedded before the last document's extraction started
+    entity_texts = [text for call in calls[1:] for text in call]
+    assert entity_texts and len(entity_texts) == len(set(entity_texts))  # none embedded twice
+    rows = store.ro_query(
+        graph.store_name,
+        "MATCH (e:Entity) WHERE e.name IN $names MATCH (v:EntityVector {entity_id: e.id}) RETURN e.name, v.embedding",
+        {"names": ["Tobin Aske", "Edda Coyle", "Gallan Sound"]},
+    )
+    assert {name for name, _ in rows} == {"Tobin Aske", "Edda Coyle", "Gallan Sound"}
+    for name, vector in rows:
+        assert np.allclose(vector, real_embed(embedder, [name])[0], atol=1e-5), name

@@ -19,8 +19,9 @@ import logging
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from queue import SimpleQueue
 
 from django.db import transaction
 
@@ -193,9 +194,11 @@ def _batch_process(ids: list[str], *, last_attempt: bool) -> int:
         # Extraction (pure Python, holding the GIL) runs beside the group's chunk embedding (torch releases it), as
         # the embed stage runs it beside a single document's: the stages then only store what it found.
         chunks = _chunk_texts(to_embed)
+        finished: SimpleQueue[tuple[str, Extraction] | None] = SimpleQueue()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
-            extracting = pool.submit(_extractions, chunks)
+            extracting = pool.submit(_extractions, chunks, finished)
             _chunks_embed(document_ids=to_embed, last_attempt=last_attempt)
+            _entities_embed_ahead(document_ids=to_embed, finished=finished)
             extractions = extracting.result()
         to_index = [i for i in ids if at.get(i) == 2]
         to_index += [
@@ -224,18 +227,28 @@ def _chunk_texts(document_ids: list[str]) -> dict[str, list[ChunkText]]:
     return chunks
 
 
-def _extractions(chunks: dict[str, list[ChunkText]]) -> dict[str, Extraction]:
+def _extractions(
+    chunks: dict[str, list[ChunkText]], finished: SimpleQueue[tuple[str, Extraction] | None] | None = None
+) -> dict[str, Extraction]:
     """Each document's extraction (no I/O), the group's chunks read by the NER model in one pass; a document whose
-    extraction fails is left out: its embed stage extracts it again and records the failure on it."""
+    extraction fails is left out: its embed stage extracts it again and records the failure on it. Each one made
+    is also put on `finished` as it is made, and None after the last (_entities_embed_ahead reads them)."""
     found: dict[str, Extraction] = {}
-    with extraction_read_ahead(chunks.values()):
-        for document_id, texts in chunks.items():
-            try:
-                found[document_id] = document_extract(texts)
-            except Exception:
-                logger.warning(
-                    "document %s: extraction beside the group's embedding failed", document_id, exc_info=True
-                )
+    try:
+        with extraction_read_ahead(chunks.values()):
+            for document_id, texts in chunks.items():
+                try:
+                    found[document_id] = document_extract(texts)
+                except Exception:
+                    logger.warning(
+                        "document %s: extraction beside the group's embedding failed", document_id, exc_info=True
+                    )
+                    continue
+                if finished is not None:
+                    finished.put((document_id, found[document_id]))
+    finally:
+        if finished is not None:
+            finished.put(None)
     return found
 
 
@@ -300,12 +313,8 @@ def _entities_embed(*, document_ids: list[str], last_attempt: bool) -> None:
         data = saved.get(document.pk)
         if not data:
             continue
-        extraction = extraction_from_json(data)
-        _title_entity_add(extraction, title=document.title, chunk_ids=[])
         names = wanted.setdefault(str(document.graph_id), (document.graph, []))[1]
-        names.extend((e.name, e.description) for e in extraction.entities)
-        names.extend((m.name, "") for m in extraction.mentions)
-        names.extend(pair for r in extraction.relations for pair in ((r.source, ""), (r.target, "")))
+        names.extend(_entity_names(extraction_from_json(data), title=document.title))
     for graph, names in wanted.values():
         try:
             entity_vectors_prepare(graph=graph, names=names)
@@ -314,3 +323,48 @@ def _entities_embed(*, document_ids: list[str], last_attempt: bool) -> None:
                 raise
         except ExoGraphError:
             pass
+
+
+def _entity_names(extraction: Extraction, *, title: str) -> list[tuple[str, str]]:
+    """The (name, description) entity texts a document's graph write embeds: its entities, mentions and relation
+    ends, and its title's entity (added here as the index stage adds it; the extraction itself is not changed)."""
+    extraction = Extraction(
+        entities=[replace(e, aliases=list(e.aliases)) for e in extraction.entities],
+        mentions=list(extraction.mentions),
+        relations=list(extraction.relations),
+    )
+    _title_entity_add(extraction, title=title, chunk_ids=[])
+    names = [(e.name, e.description) for e in extraction.entities]
+    names.extend((m.name, "") for m in extraction.mentions)
+    names.extend(pair for r in extraction.relations for pair in ((r.source, ""), (r.target, "")))
+    return names
+
+
+AHEAD_TEXTS = 256  # entity texts gathered before _entities_embed_ahead embeds them
+
+
+def _entities_embed_ahead(*, document_ids: list[str], finished: SimpleQueue[tuple[str, Extraction] | None]) -> None:
+    """While the group's extraction goes on in its thread, embed the entity texts of the documents it has
+    finished, a few hundred at a time, into the cache _entities_embed reads after: the local embedder (ONNX
+    Runtime, which releases the GIL) then runs on the other core beside the extraction instead of after it
+    (issue 29 §5). Returns once the extraction has put its last document. Best effort: what it leaves (the last
+    texts, a failed call) _entities_embed embeds; the texts and vectors are the same either way."""
+    from exograph.graphs.services import entity_vectors_prepare
+
+    documents = {str(d.pk): d for d in Document.objects.select_related("graph").filter(pk__in=document_ids)}
+    pending: dict[str, tuple[Graph, list[tuple[str, str]]]] = {}
+    working = True
+    while (item := finished.get()) is not None:
+        document_id, extraction = item
+        document = documents.get(document_id)
+        if document is None or not working:
+            continue
+        graph, names = pending.setdefault(str(document.graph_id), (document.graph, []))
+        names.extend(_entity_names(extraction, title=document.title))
+        if len(names) >= AHEAD_TEXTS:
+            try:
+                entity_vectors_prepare(graph=graph, names=names)
+            except Exception:  # the embedder or the store is down, or refuses: _entities_embed meets it and decides
+                logger.warning("entity texts of a group not embedded ahead", exc_info=True)
+                working = False
+            names.clear()
