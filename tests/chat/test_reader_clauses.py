@@ -91,3 +91,27 @@ def test_who_did_a_thing_the_documents_never_say_is_refused():
     got = read_as_chat("Who painted the tearoom's sign?", tearoom)
     assert not got.answered and got.short == ""
     assert got.text.startswith("Your documents don't say")
+
+
+LEDGER = (
+    "Harbourside Kilns — spring trading note\n\n"
+    "Sales for the half-year climbed 9% to $2.7 million on orders for glazed tiles. Chief operating officer Mirela "
+    "Danu said running costs came to $1.9 million. A second kiln shed, opening in Truro next year, will employ "
+    "35 people and cost about 4 million euros."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("By how much did sales go up?", "9%"),  # the change, with its sign
+        ("What were sales in the half-year?", "$2.7 million"),  # the sum, with its currency, not the change
+        ("What were the running costs?", "$1.9 million"),
+        ("Who is the COO?", "Mirela Danu"),  # an acronym the note writes out
+        ("How many staff will the new kiln shed have?", "35"),  # "will employ 35 people", not the cost
+    ],
+)
+def test_a_trading_note_is_read_in_its_own_terms(question, answer):
+    got = read_as_chat(question, LEDGER)
+    assert got.answered
+    assert got.short == answer

@@ -55,6 +55,7 @@ from exograph.core.llm.extractive_text import (
     resolved,
     says_another_relation,
     sentences_of,
+    spelled,
     whole_sentences,
 )
 
@@ -125,14 +126,25 @@ class Extracted:
 
 def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None) -> list[_Sentence]:
     wanted = _stems(query)
+    # an acronym the evidence never writes may be written out ("CFO": "chief financial officer")
+    acronyms = [
+        a
+        for a in re.findall(r"\b[A-Z]{2,6}\b", query)
+        if _stem(a.casefold()) in wanted and not any(re.search(rf"\b{a}\b", s.text) for s in sentences)
+    ]
     # A sentence opening with a pronoun is read with its referent in the pronoun's place ("It was designed by X"
     # is about the lighthouse the sentence before names).
     read = [resolved(s.text, s.about) for s in sentences]
     scored = [
-        _Sentence(s.n, s.text, s.position, _word_match(wanted, text, _family_match(query, text)), about=s.about)
+        _Sentence(
+            s.n, s.text, s.position, _word_match(wanted, text, _family_match(query, text), acronyms), about=s.about
+        )
         for s, text in zip(sentences, read, strict=True)
     ]
     said = {id(new): text for new, text in zip(scored, read, strict=True)}
+    for acronym in acronyms:  # read by meaning written out too: MiniLM does not know "CFO" is a financial officer
+        written = next((w for s in sentences if (w := spelled(acronym, s.text))), "")
+        query = re.sub(rf"\b{acronym}\b", written, query) if written else query
     if similarity is not None and scored:
         # Only the MEANING_POOL sentences sharing most words with the query are embedded (the reader's cost). Every
         # question is read by meaning too: a sentence that says it in other words ("designed" for "drew up the
@@ -404,7 +416,7 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
     (RELATION_FAMILIES: founded, owns, born, ...; says_another_relation); and when it does not say that relation,
     its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
-    if not names_the_subject(question, passage) or where.meaning < MEANING_FLOOR:
+    if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < 1.0):
         return False
     if not all(_found(key, passage) for key in _question_keys(question) if key[:1].isdigit()):
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for

@@ -30,6 +30,7 @@ from exograph.core.llm.extractive_text import (
     _YESNO,
     BORN,
     DIED,
+    FAMILY_STEMS,
     _all_stems,
     _end_of_life,
     _measured,
@@ -80,7 +81,11 @@ _NOUN_TYPES: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _SETTLEMENTS = frozenset("city town village hamlet suburb island river county country region".split())
 _GENERIC = _PLACE_NOUNS | frozenset(_NOUN_TYPES) | frozenset("mount saint st port cape bay point".split())
-_NUMBER_NOUNS = frozenset("population number amount total count capacity attendance height length".split())
+# sums of money: "what was revenue", "what were its profits" are answered in a currency
+_MONEY_NOUNS = "revenue sales turnover profit income cost price budget salary fee earnings spending loss debt"
+_NUMBER_NOUNS = frozenset(
+    f"population number amount total count capacity attendance height length {_MONEY_NOUNS}".split()
+)
 # The types a kind of answer takes; a span the NER types otherwise is not of that kind.
 _KIND_TYPES = {
     "person": frozenset({"PERSON", "ORGANIZATION"}),
@@ -102,8 +107,13 @@ ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who run
 SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer) gains this over the names after it
 CANDIDATE_SENTENCES = 4
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
-_MONEY = frozenset(
-    "pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split()
+_MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
+_stems_of_money = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
+# "how much did revenue grow": the change ("12%"), not the sum it reached
+_CHANGE = re.compile(
+    r"\b(?:grow|grew|grown|rise|rose|risen|increase[sd]?|fall|fell|fallen|drop(?:ped)?|decline[sd]?|climb(?:ed)?|"
+    r"jump(?:ed)?|shrink|shrank|change[sd]?|(?:go|goes|went|gone)\s+(?:up|down))\b",
+    re.IGNORECASE,
 )  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
@@ -174,8 +184,13 @@ def _answer_type(question: str) -> str:
         q,
     ):
         return "number"
-    if _singular(asked_noun(question)) in _NUMBER_NOUNS:
-        return "number"  # "what was the population of ..."
+    bare = re.match(
+        r"what (?:is|was|are|were|will be)\s+(?:(?:the|its|their|our|his|her)\s+)?([a-z]+)(?:\s+([a-z]+))?", q
+    )
+    if _singular(asked_noun(question)) in _NUMBER_NOUNS or (
+        bare and any(w in _NUMBER_NOUNS or _singular(w) in _NUMBER_NOUNS for w in bare.groups() if w)
+    ):
+        return "number"  # "what was the population of ...", "what was revenue in the third quarter"
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
         return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
     noun = head_noun(question)
@@ -201,7 +216,12 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         return [m.group(0) for m in _DATE.finditer(sentence)]
     if kind == "number":
         found = list(_NUMBER.finditer(sentence))
-        return [(measure and _measured(sentence, m)) or m.group(0) for m in found]
+        # a sum keeps its currency sign ("$4.2 million")
+        return [
+            sentence[m.start() - 1 : m.start()] * (sentence[m.start() - 1 : m.start()] in "$£€¥" and m.start() > 0)
+            + ((measure and _measured(sentence, m)) or m.group(0))
+            for m in found
+        ]
     if kind == "role":
         return role_phrases(sentence)
     # "Kestrel Freight's chief executive": the name, not its possessive
@@ -265,9 +285,13 @@ def _candidates(
     measure = kind == "number" and bool(
         re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
     )
-    money = measure and re.search(
-        r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
-    )
+    money = (
+        measure
+        and re.search(
+            r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
+        )
+    ) or (kind == "number" and bool(_stems_of_money & _all_stems(question)) and not _CHANGE.search(question))
+    measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
@@ -276,6 +300,8 @@ def _candidates(
     # the answer stands near what the question asks (its verbs and nouns), not near the name it asks about, which
     # a sentence may name anywhere ("Harbour Lights, a play by X, stars Y" for "who stars in Harbour Lights")
     near_words = asked - {_stem(w) for n in named for w in n}
+    # a word of the question's relation family stands for it ("will employ 140 people" for "how many staff")
+    near_words |= {stem for index in family_words(question) for stem in FAMILY_STEMS[index]}
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
     found: dict[str, tuple[float, str, _Sentence]] = {}
@@ -383,7 +409,9 @@ def _candidates(
             unit = span.rsplit(" ", 1)[1].casefold() if " " in span else ""
             if re.fullmatch(r"[\d.,]+[x×]", span):
                 unit = "times"  # "30x": a ratio, measured as "30 times" is
-            if money and unit in _UNITS and unit not in _MONEY:
+            if money and (span[:1] in "$£€¥" or unit in _MONEY):
+                bonus += UNIT_MATCH  # "what was revenue": "$4.2 million", not the "12%" it rose by
+            elif money and (unit in _UNITS or span.endswith("%")):
                 bonus -= UNIT_MATCH  # "how much did they pay": not "two weeks"
             elif measure and unit in _UNITS:
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count

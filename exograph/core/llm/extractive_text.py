@@ -41,7 +41,7 @@ _DATE = re.compile(
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent)|[x×])?(?![\w])"
+    r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s+(?:million|billion|thousand|hundred|percent|per cent)|\s?%|[x×])?(?![\w%])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b",
     re.IGNORECASE,
@@ -93,6 +93,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "play plays played player member joined",
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
+        "employ employs employed employing employee employees staff workforce headcount",
         "transport transports transported carry carries carried haul hauls hauled ship ships shipped convey conveyed",
     )
 )
@@ -304,12 +305,33 @@ def _all_stems(text: str) -> frozenset[str]:
 
 
 def _found(name: str, text: str) -> bool:
-    """Every word of name (stemmed; a possessive 's dropped) occurs in text."""
+    """Every word of name (stemmed; a possessive 's dropped) occurs in text, or name is an acronym of words the text
+    writes out ("CFO" in "chief financial officer")."""
     words = [
         re.sub(r"['’]s$", "", w) for w in _NAME_WORD.findall(name.casefold()) if w not in _STOP and w not in _CONNECTORS
     ]
     have = _all_stems(text)
-    return bool(words) and all(_stem(w) in have for w in words)
+    return (bool(words) and all(_stem(w) in have for w in words)) or _spelled_out(name, text)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+
+
+def _spelled_out(acronym: str, text: str) -> bool:
+    """Whether text writes acronym out: consecutive words whose initials spell it ("New York University" for NYU;
+    of/and/the/for between them skipped)."""
+    return bool(spelled(acronym, text))
+
+
+def spelled(acronym: str, text: str) -> str:
+    """The words text writes acronym out in ("chief financial officer" for CFO), or ""."""
+    if not _ACRONYM.fullmatch(acronym):
+        return ""
+    letters = acronym.casefold()
+    words = [m for m in re.finditer(r"[A-Za-z][\w'’-]*", text) if m.group(0).casefold() not in _CONNECTORS]
+    initials = "".join(m.group(0)[0].casefold() for m in words)
+    at = initials.find(letters)
+    return text[words[at].start() : words[at + len(letters) - 1].end()] if at >= 0 else ""
 
 
 def _question_keys(question: str) -> list[str]:
@@ -326,10 +348,12 @@ def _family_match(query: str, sentence: str) -> float:
     return 1.0 if any(asked & family and said & family for family in RELATION_FAMILIES) else 0.0
 
 
-def _word_match(wanted: set[str], sentence: str, family: float) -> float:
+def _word_match(wanted: set[str], sentence: str, family: float, acronyms: Sequence[str] = ()) -> float:
+    """The share of the question's words (stems) the sentence holds, an acronym counting when the sentence writes it
+    out ("CFO": "chief financial officer"), and half a word for a shared relation family."""
     if not wanted:
         return 0.0
-    have = _stems(sentence)
+    have = _stems(sentence) | {a.casefold() for a in acronyms if _spelled_out(a, sentence)}
     return min(1.0, (len(wanted & have) + 0.5 * family) / len(wanted))
 
 
@@ -344,6 +368,9 @@ _FOUNDED, _BASED, _PAID = (
     RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f)) for w in ("founded", "based", "paid")
 )
 SAYS_ALSO = {_BASED: {_FOUNDED}, _PAID: {_OWN, _SELL}}
+# Said in passing about a person or a place ("Patrick, employed as a waiter, ..."): matches a question asking it, but
+# never counts as another relation than the asked one.
+_IN_PASSING = {RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if "employ" in f))}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
@@ -385,7 +412,7 @@ def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
     "the design work was carried out by Arup" for "Who owns Arup?". `named` are all the question's families (a
     chain's first link says one of them, and that is not another relation). A relation and its converse are one
     ("the press was sold to X" says who bought it)."""
-    said = family_stems(text)
+    said = family_stems(text) - _IN_PASSING
     asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE} | {j for i in asked for j in SAYS_ALSO.get(i, ())}
     return bool(asked) and not asked & said and bool(said - named - {CONVERSE.get(i, -1) for i in named})
 
