@@ -213,6 +213,13 @@ def file_type_detect(data: bytes, filename: str) -> DocumentType:
         by_bytes = None
     else:
         by_bytes = None
+    if by_bytes is None and _plain_text(data):
+        raise ValidationError(
+            f"The file's content is plain text but its name ends in .{by_extension.value}.",
+            code="extension_mismatch",
+            hint="Rename the file to end in .txt (or .md for Markdown) and upload it again; text is priced per "
+            f"{settings.DOCUMENTS_TEXT_CHARS_PER_UNIT:,} characters.",
+        )
     if by_bytes is None:
         raise UnsupportedMediaType(
             "The file is neither a PDF nor a DOCX (its bytes match neither format).",
@@ -226,6 +233,18 @@ def file_type_detect(data: bytes, filename: str) -> DocumentType:
             hint=f"Rename the file to end in .{by_bytes.value}, or upload the right file.",
         )
     return by_bytes
+
+
+def _plain_text(data: bytes) -> bool:
+    """Whether the bytes read as UTF-8 text of words (some white space, no binary bytes, no GIF header): what a .txt
+    upload takes."""
+    if _BINARY_BYTES.search(data) or data.startswith((b"GIF87a", b"GIF89a")) or not re.search(rb"\s", data):
+        return False
+    try:
+        data.removeprefix(UTF8_BOM).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def text_decode(data: bytes) -> str:

@@ -48,7 +48,8 @@ class UploadForm(forms.Form):
     """Two steps: the file (and target graph) first, answered by a quote; then Confirm posts `stash` (the kept
     file, see web_stash) with the same form token, and only that uploads and charges."""
 
-    file = forms.FileField(required=False)
+    # An empty file reaches the upload's own check (empty_file, as REST answers), not Django's "submitted file is empty".
+    file = forms.FileField(required=False, allow_empty_file=True)
     graph_id = forms.ChoiceField(required=False, label="Graph")
     graph_scope = forms.ChoiceField(choices=Scope.choices, initial=Scope.PRIVATE)
     stash = forms.CharField(required=False, max_length=32, widget=forms.HiddenInput)
@@ -66,7 +67,7 @@ class UploadForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if not data.get("file") and not data.get("stash"):
+        if not data.get("file") and not data.get("stash") and "file" not in self.errors:
             self.add_error("file", "Choose a file to upload.")
         return data
 

@@ -96,6 +96,16 @@ def test_wrong_extension_is_refused_naming_the_right_one():
     assert caught.value.code == "extension_mismatch"
 
 
+@pytest.mark.parametrize("name", ["minutes.pdf", "minutes.docx"])
+def test_plain_text_under_a_document_extension_is_told_to_be_renamed_txt(name):
+    notes = b"Minutes of the harbour trust, 3 March.\nThe trust will repaint the lighthouse in June.\n"
+    with pytest.raises(ValidationError) as caught:
+        upload_validate(filename=name, data=notes)
+    assert caught.value.code == "extension_mismatch"
+    assert "plain text" in caught.value.message.lower() and f".{name.rsplit('.', 1)[1]}" in caught.value.message
+    assert ".txt" in caught.value.hint and ".md" in caught.value.hint
+
+
 def test_unknown_bytes_are_415():
     with pytest.raises(UnsupportedMediaType):
         upload_validate(filename="x.pdf", data=b"GIF89a....")

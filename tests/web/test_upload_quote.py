@@ -120,3 +120,17 @@ def test_a_stash_is_the_owners_alone(client, alice, bob) -> None:  # type: ignor
     client.force_login(alice)
     client.post("/documents/", fields)
     assert Document.objects.filter(owner=alice).count() == 1
+
+
+def test_an_empty_file_is_refused_once_saying_what_the_api_says(client, alice) -> None:  # type: ignore[no-untyped-def]
+    """A 0-byte file gets the upload's own empty_file words (as REST answers), not Django's 'The submitted file is
+    empty.' followed by 'Choose a file to upload.', which told someone who had chosen a file to choose one."""
+    credits_grant_admin(account=alice, amount=50, actor=None, note="tests")
+    client.force_login(alice)
+    response = client.post(
+        "/documents/", {"file": SimpleUploadedFile("harbour-minutes.txt", b""), "graph_scope": "private"}, follow=True
+    )
+    html = response.content.decode()
+    assert "Choose a file to upload" not in html and "The submitted file is empty" not in html
+    assert "The file is empty (0 bytes)." in html and "Upload a file with content" in html
+    assert Document.objects.filter(owner=alice).count() == 0 and _charges(alice) == 0
