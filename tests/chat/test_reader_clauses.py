@@ -115,3 +115,18 @@ def test_a_trading_note_is_read_in_its_own_terms(question, answer):
     got = read_as_chat(question, LEDGER)
     assert got.answered
     assert got.short == answer
+
+
+TRUST = (
+    "The Hollin Trust was set up in 1990 by Ada Moss, a retired teacher, who still chairs it. "
+    "In 2021 Priya Lal took over from Tom Fenn as the trust's warden."
+)
+
+
+def test_a_role_the_documents_never_name_is_refused_and_one_said_in_other_words_is_answered():
+    # no treasurer anywhere: not the founder who chairs it
+    refused = read_as_chat("Who is the Hollin Trust's treasurer?", TRUST)
+    assert not refused.answered and refused.short == ""
+    # "took over from" says who came before: a succession, not a purchase
+    got = read_as_chat("Who was Priya Lal's predecessor?", TRUST)
+    assert got.answered and got.short == "Tom Fenn"

@@ -410,6 +410,12 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     )
 
 
+# "Who is Northwind's auditor?", "Who was the treasurer of the club?": the role a who-question asks for
+_ROLE_ASKED = re.compile(
+    r"\s*(?i:who)\s+(?:is|was|are|were)\s+(?:(?:the|a|an)\s+|[\w'’.-]+(?:\s+[\w'’.-]+){0,3}['’]s\s+)([a-z]+)\b"
+)
+
+
 def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     """Whether the sentence holding a one-link short answer says what the question asks: its passage names what the
     question names (names_the_subject) and every figure it names ("in 2020"); its meaning (MiniLM cosine with the question, its pronoun read as its
@@ -425,6 +431,9 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     verb = doer_verb(question)
     if verb and not family_words(verb) and _stem(verb) not in _stems(passage) and where.meaning < LINK_MEANING:
         return False  # "Who painted the sign?" over a passage that never says painted, nor means it
+    role = _ROLE_ASKED.match(question)
+    if role and not family_words(role.group(1)) and not _found(role.group(1), passage):
+        return False  # "Who is Northwind's auditor?" over a passage that names no auditor: not its chief executive
     if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
         return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
     return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)

@@ -94,6 +94,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
         "employ employs employed employing employee employees staff workforce headcount",
+        "replace replaced replaces succeed succeeded succeeds successor predecessor preceded",
         "transport transports transported carry carries carried haul hauls hauled ship ships shipped convey conveyed",
     )
 )
@@ -378,6 +379,7 @@ FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in REL
 _PHRASAL = (
     (re.compile(r"\bset(?:s|ting)?\s+up\b"), " founded "),
     (re.compile(r"\b(?:pass(?:ed|es)?|passing)\s+away\b"), " died "),
+    (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\s+from\b"), " succeeded "),  # a post, from a person
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\b"), " acquired "),
     (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),  # the adjective: "a village close to Leeds" says no closure
 )
