@@ -130,3 +130,12 @@ def test_a_role_the_documents_never_name_is_refused_and_one_said_in_other_words_
     # "took over from" says who came before: a succession, not a purchase
     got = read_as_chat("Who was Priya Lal's predecessor?", TRUST)
     assert got.answered and got.short == "Tom Fenn"
+
+
+def test_a_common_noun_place_with_a_name_in_it_answers_where():
+    notes = (
+        "The Ancrum Growers' Circle was started in 2004 by Nell Hume. "
+        "The winter seed swap will be held in the Ancrum fishing hut on 3 December."
+    )
+    got = read_as_chat("Where will the seed swap happen?", notes)
+    assert got.answered and got.short == "the Ancrum fishing hut"

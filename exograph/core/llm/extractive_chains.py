@@ -120,6 +120,8 @@ def _follow_chain(
                 )
                 if not spans or (verb and spans[0][1] not in _objects(second.text, verb, asked)):
                     continue  # "... secured what": the far end is what the second link says was secured
+                if kind == "place" and typed_by is not None and typed_by.get(spans[0][1].casefold(), 0) < 0:
+                    continue  # the evidence says the far end is no place (a society for "where")
                 total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score
                 if strict and (best is None or total > best[0]):
                     best = (total, spans[0][1], [second, first])

@@ -177,7 +177,8 @@ _SITE_NOUNS = frozenset(
     "harbour harbor port quay pier office building centre center hotel inn pub club court castle palace "
     "market factory mill mine quarry warehouse depot stadium arena field ground valley lake coast bay forest "
     "hill mountain room basement cellar attic kitchen laboratory lab terminal wharf dock jetty marina hangar plaza "
-    "mall arcade pavilion auditorium hostel campsite".split()
+    "mall arcade pavilion auditorium hostel campsite hut shed cabin cottage marquee tent workshop gym gymnasium "
+    "pool canteen cafe café restaurant bar shop store lounge ballroom courtyard churchyard cemetery garage".split()
 )
 
 
@@ -188,9 +189,10 @@ def _site(word: str) -> bool:
 
 def _common_places(sentence: str) -> list[str]:
     """The places a sentence names by a common noun after in/at ("in the community hall" -> "the community
-    hall"): up to three lower-case words ending in a noun of a place (_SITE_NOUNS)."""
+    hall"): up to three words ending in a noun of a place (_SITE_NOUNS), a name among them ("in the Dunmore scout
+    hut")."""
     out = []
-    for words in re.findall(r"\b(?:in|at)\s+the\s+([a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2})", sentence):
+    for words in re.findall(r"\b(?:in|at)\s+the\s+([\w'’-]+(?:\s+[\w'’-]+){0,2})", sentence):
         kept = words.split()
         while kept and not _site(kept[-1]):
             kept.pop()
