@@ -139,3 +139,16 @@ def test_a_common_noun_place_with_a_name_in_it_answers_where():
     )
     got = read_as_chat("Where will the seed swap happen?", notes)
     assert got.answered and got.short == "the Ancrum fishing hut"
+
+
+def test_the_doer_named_after_its_role_noun_answers_who():
+    # no name in the question: the one the sentence calls the supplier (the NER takes it for a place), not the
+    # officer who spoke
+    note = (
+        "Harlen Pumps — spring trading update\n\n"
+        "Sales rose 8% to $6.3 million, led by orders for the Osprey borehole pump.\n\n"
+        "Chief operating officer Ruth Amis said overheads fell to $2.4 million after the switch to a single supplier "
+        "for gearboxes, Tolland Gear of Bremen."
+    )
+    got = read_as_chat("Who supplies the gearboxes?", note)
+    assert got.answered and got.short.startswith("Tolland Gear")

@@ -97,6 +97,9 @@ CHAIN_SURENESS = 0.8
 # held-out articles and chains unchanged).
 MEANING_FLOOR = 0.25
 LINK_MEANING = 0.4
+# a sentence holding this share of the question's words (a relation family's word counting half) says it, whatever
+# its meaning as a whole (a long sentence's other clauses pull MiniLM's cosine under MEANING_FLOOR)
+WORDS_ENOUGH = 0.75
 
 
 @dataclass(frozen=True)
@@ -422,7 +425,7 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
     (RELATION_FAMILIES: founded, owns, born, ...; says_another_relation); and when it does not say that relation,
     its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
-    if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < 1.0):
+    if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < WORDS_ENOUGH):
         return False
     if not all(_found(key, passage) for key in _question_keys(question) if key[:1].isdigit()):
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for

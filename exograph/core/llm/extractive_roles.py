@@ -31,8 +31,9 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
     )
     if any(_kin(word, verb) for m in passive for word in m.group(1).split()):
         return True
-    role = re.finditer(rf"\b([\w-]+)(?:\s+([a-z][\w-]*))?(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
-    return any(_kin(m.group(1), verb) or (m.group(2) and _kin(m.group(2), verb)) for m in role)
+    # "its managing director is X", "a single supplier for motors, X": the doer's noun up to four words before
+    role = re.finditer(rf"\b([\w-]+)((?:\s+[a-z][\w-]*){{0,3}})(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
+    return any(_kin(m.group(1), verb) or any(_kin(w, verb) for w in m.group(2).split()) for m in role)
 
 
 # The other side of a sale: "bought it from Trinity House" names the seller, "sold it to the trust" the buyer.

@@ -102,7 +102,7 @@ SAID = 0.15  # a common-noun phrase the evidence writes where the question asks 
 UNIT_MATCH = 0.15  # a number written with a unit of measure gains this for "how much/long/far/..." questions
 WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a candidate: "who distributes ...")
 QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
-AGENT = 0.15  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
+AGENT = 0.25  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
 ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who runs Meridian Rail": its spans lose this
 SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer) gains this over the names after it
 CANDIDATE_SENTENCES = 4
@@ -445,11 +445,18 @@ def _candidates(
                 bonus += AGENT  # "bought it from Trinity House" for "who sold it"
             elif who_verb and _converse_subject(sentence.text, span, who_verb):
                 bonus -= ROLE_REVERSED  # "The trust owns it" for "who sold it": the buyer
+            agent = False
             if doing is not None:
-                if _agent(sentence.text, span, doing[0]):
-                    bonus += AGENT
-                elif _does_itself(sentence.text, doing):
+                agent = _agent(sentence.text, span, doing[0])
+                if not agent and _does_itself(sentence.text, doing):
                     bonus -= ROLE_REVERSED
+            elif who_verb:
+                agent = _agent(sentence.text, span, who_verb)  # "a single supplier for motors, Kessel Drives"
+            if agent:
+                bonus += AGENT
+                if fits < 0:  # the sentence says it is the doer: the NER's type for it ("a place") was wrong
+                    bonus += TYPE_MISMATCH
+                    fits = 0
             score = sentence.score - 0.08 * rank - 0.01 * order + bonus + bonus_head
             key = span.casefold()
             if key in found:  # named by several good sentences
