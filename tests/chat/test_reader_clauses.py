@@ -97,7 +97,7 @@ LEDGER = (
     "Harbourside Kilns — spring trading note\n\n"
     "Sales for the half-year climbed 9% to $2.7 million on orders for glazed tiles. Chief operating officer Mirela "
     "Danu said running costs came to $1.9 million. A second kiln shed, opening in Truro next year, will employ "
-    "35 people and cost about 4 million euros."
+    "35 people; its construction will cost about 4 million euros."
 )
 
 
@@ -108,7 +108,8 @@ LEDGER = (
         ("What were sales in the half-year?", "$2.7 million"),  # the sum, with its currency, not the change
         ("What were the running costs?", "$1.9 million"),
         ("Who is the COO?", "Mirela Danu"),  # an acronym the note writes out
-        ("How many staff will the new kiln shed have?", "35"),  # "will employ 35 people", not the cost
+        # "will employ 35 people", not the cost; the building said beside it is no other relation than staffing
+        ("How many staff will the new kiln shed have?", "35"),
     ],
 )
 def test_a_trading_note_is_read_in_its_own_terms(question, answer):

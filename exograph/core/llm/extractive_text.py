@@ -414,9 +414,10 @@ def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
     "the design work was carried out by Arup" for "Who owns Arup?". `named` are all the question's families (a
     chain's first link says one of them, and that is not another relation). A relation and its converse are one
     ("the press was sold to X" says who bought it)."""
-    said = family_stems(text) - _IN_PASSING
+    said = family_stems(text)
     asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE} | {j for i in asked for j in SAYS_ALSO.get(i, ())}
-    return bool(asked) and not asked & said and bool(said - named - {CONVERSE.get(i, -1) for i in named})
+    other = said - _IN_PASSING - named - {CONVERSE.get(i, -1) for i in named}
+    return bool(asked) and not asked & said and bool(other)
 
 
 def names_the_subject(question: str, passage: str) -> bool:
