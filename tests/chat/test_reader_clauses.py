@@ -12,6 +12,12 @@ import pytest
 
 from tests.chat.reading import read_as_chat
 
+
+def _answers(question: str, *texts: str, answer: str) -> None:
+    got = read_as_chat(question, *texts)
+    assert got.answered and got.short == answer, got
+
+
 PIER = "Saltmarsh pier was opened in 1902 and rebuilt in 1961 after a storm took its head."
 BARGES = "For a century the Aldwick narrowboats hauled limestone from the Cressing quarries to the kilns at Bury Lock."
 BRIDGE = "The footbridge over the Wenning was erected by Carrow Civils, a contractor from Lancaster, in 2009."
@@ -36,9 +42,7 @@ BOATHOUSE = (
     ],
 )
 def test_the_reader_reads_each_clause_and_each_side(question, answer, texts):
-    got = read_as_chat(question, *texts)
-    assert got.answered
-    assert got.short == answer
+    _answers(question, *texts, answer=answer)
 
 
 SONGBOOK = (
@@ -58,9 +62,7 @@ TRACING = "Tracing reached its best speedup, 25x, on the bitops tests, where the
     ],
 )
 def test_a_flat_question_is_answered_by_its_best_sentence_and_never_by_a_figure_for_which(question, answer, texts):
-    got = read_as_chat(question, *texts)
-    assert got.answered
-    assert got.short == answer
+    _answers(question, *texts, answer=answer)
 
 
 QUILL = (
@@ -77,9 +79,7 @@ QUILL = (
     ],
 )
 def test_technical_names_and_ratios_are_copied_whole(question, answer):
-    got = read_as_chat(question, QUILL)
-    assert got.answered
-    assert got.short == answer
+    _answers(question, QUILL, answer=answer)
 
 
 def test_who_did_a_thing_the_documents_never_say_is_refused():
@@ -113,9 +113,7 @@ LEDGER = (
     ],
 )
 def test_a_trading_note_is_read_in_its_own_terms(question, answer):
-    got = read_as_chat(question, LEDGER)
-    assert got.answered
-    assert got.short == answer
+    _answers(question, LEDGER, answer=answer)
 
 
 TRUST = (
@@ -129,8 +127,7 @@ def test_a_role_the_documents_never_name_is_refused_and_one_said_in_other_words_
     refused = read_as_chat("Who is the Hollin Trust's treasurer?", TRUST)
     assert not refused.answered and refused.short == ""
     # "took over from" says who came before: a succession, not a purchase
-    got = read_as_chat("Who was Priya Lal's predecessor?", TRUST)
-    assert got.answered and got.short == "Tom Fenn"
+    _answers("Who was Priya Lal's predecessor?", TRUST, answer="Tom Fenn")
 
 
 def test_a_common_noun_place_with_a_name_in_it_answers_where():
@@ -138,8 +135,7 @@ def test_a_common_noun_place_with_a_name_in_it_answers_where():
         "The Ancrum Growers' Circle was started in 2004 by Nell Hume. "
         "The winter seed swap will be held in the Ancrum fishing hut on 3 December."
     )
-    got = read_as_chat("Where will the seed swap happen?", notes)
-    assert got.answered and got.short == "the Ancrum fishing hut"
+    _answers("Where will the seed swap happen?", notes, answer="the Ancrum fishing hut")
 
 
 def test_the_doer_named_after_its_role_noun_answers_who():
