@@ -280,21 +280,22 @@ def research_synthesise(
 
 
 def summary_line(*, topic: str, papers: int, articles: int, local: int, own: int = 0) -> str:
-    """ "Found N academic papers and M technical articles on …" (plus the platform's own sources: `own` of the
-    `local` ones are the owner's own documents, the rest the World Graph's)."""
+    """ "Found N academic papers, M technical articles and K sources from your own documents on …": the kinds of
+    source read, those of none left out (`own` of the `local` ones are the owner's own documents, the rest the World
+    Graph's); "Found no sources on …" when none was read."""
 
     def plural(n: int, one: str, many: str) -> str:
         return f"{n} {one if n == 1 else many}"
 
-    line = f"Found {plural(papers, 'academic paper', 'academic papers')} and {plural(articles, 'technical article', 'technical articles')}"
-    platform = [
+    parts = [
+        *([plural(papers, "academic paper", "academic papers")] if papers else []),
+        *([plural(articles, "technical article", "technical articles")] if articles else []),
         *([f"{plural(own, 'source', 'sources')} from your own documents"] if own else []),
         *([f"{plural(local - own, 'source', 'sources')} from the platform's World Graph"] if local > own else []),
     ]
-    if platform:
-        line += f" (plus {' and '.join(platform)})"
+    found = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else (parts[0] if parts else "no sources")
     about = " ".join(topic.split())[:300]
-    return f"{line} on {about}" + ("" if about[-1:] in ".!?" else ".")
+    return f"Found {found} on {about}" + ("" if about[-1:] in ".!?" else ".")
 
 
 def coverage_line(*, topic: str, sources: int, covered: bool, unanswered: Sequence[str], asked: int) -> str:

@@ -135,10 +135,21 @@ def test_the_same_paper_from_two_contributors_is_one_source(alice, bob, charlie,
 def test_the_summary_ends_a_question_topic_once() -> None:
     line = summary_line(topic="How do surface codes shield qubits?", papers=1, articles=0, local=2)
     assert line == (
-        "Found 1 academic paper and 0 technical articles (plus 2 sources from the platform's World Graph) on "
-        "How do surface codes shield qubits?"
+        "Found 1 academic paper and 2 sources from the platform's World Graph on How do surface codes shield qubits?"
     )
     assert summary_line(topic="surface codes", papers=0, articles=2, local=0).endswith("on surface codes.")
+
+
+def test_the_summary_names_only_the_kinds_of_source_read() -> None:
+    # a newcomer's private session read one of their own notes: no "0 academic papers and 0 technical articles"
+    assert summary_line(topic="allotments", papers=0, articles=0, local=1, own=1) == (
+        "Found 1 source from your own documents on allotments."
+    )
+    assert summary_line(topic="kilns", papers=2, articles=1, local=3, own=1) == (
+        "Found 2 academic papers, 1 technical article, 1 source from your own documents and 2 sources from the "
+        "platform's World Graph on kilns."
+    )
+    assert summary_line(topic="kilns", papers=0, articles=0, local=0) == "Found no sources on kilns."
 
 
 def test_a_configured_model_gets_the_sub_questions_and_its_unanswered_list_is_kept(openai_research) -> None:
