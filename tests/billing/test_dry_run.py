@@ -18,10 +18,11 @@ pytestmark = pytest.mark.django_db
 MESSAGES = "/api/v1/chat/messages/"
 DOCUMENTS = "/api/v1/documents/"
 RESEARCH = "/api/v1/research/"
-CHAT_PONDER = {"message": "Which rivers feed the delta?", "model": "ponder"}  # 10 credits
+# 3 credits (snap; ponder is charged as snap on the offline reader, billing.prices.chat_action)
+CHAT_SNAP = {"message": "Which rivers feed the delta?", "model": "snap"}
 TEXT_UPLOAD = {"text": "The delta is fed by two rivers.", "title": "Rivers"}  # 5 + 1 page = 6 credits
 RESEARCH_40 = {"query": "How sediment builds a river delta", "budget_credits": 40}  # holds its budget: 40 credits
-PAID = [(MESSAGES, CHAT_PONDER, 10), (DOCUMENTS, TEXT_UPLOAD, 6), (RESEARCH, RESEARCH_40, 40)]
+PAID = [(MESSAGES, CHAT_SNAP, 3), (DOCUMENTS, TEXT_UPLOAD, 6), (RESEARCH, RESEARCH_40, 40)]
 PAID_IDS = ["chat", "upload", "research"]
 
 
@@ -90,7 +91,7 @@ def test_credits_quote_asks_the_keys_cap_as_the_charge_does(alice, fund):
     assert credits_quote(account=alice, action="chat.snap").covered is True  # no key: the web UI
 
 
-QUOTING = [(MESSAGES, CHAT_PONDER), (DOCUMENTS, TEXT_UPLOAD), (RESEARCH, RESEARCH_40)]
+QUOTING = [(MESSAGES, CHAT_SNAP), (DOCUMENTS, TEXT_UPLOAD), (RESEARCH, RESEARCH_40)]
 TRUE_FORMS = [
     ("json-true", {"dry_run": True}, ""),
     ("text-true", {"dry_run": "true"}, ""),
@@ -113,14 +114,14 @@ def test_every_quoting_endpoint_reads_dry_run_the_same_ways(alice, alice_client,
 @pytest.mark.parametrize("value", [False, "false", "0"])
 def test_dry_run_false_in_any_form_is_a_real_call_on_every_paid_endpoint(alice, alice_client, path, value):
     # No credits: the real call answers 402 (never a 400 about dry_run's type, never a quote).
-    body = {MESSAGES: CHAT_PONDER, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
+    body = {MESSAGES: CHAT_SNAP, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
     response = alice_client.post(path, {**body, "dry_run": value}, format="json")
     assert response.status_code == 402, response.content
 
 
 @pytest.mark.parametrize("path", [MESSAGES, DOCUMENTS, RESEARCH])
 def test_a_dry_run_that_is_no_boolean_is_the_same_400_on_every_paid_endpoint(alice, alice_client, path):
-    body = {MESSAGES: CHAT_PONDER, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
+    body = {MESSAGES: CHAT_SNAP, DOCUMENTS: TEXT_UPLOAD}.get(path, {"query": "rivers of the delta"})
     response = alice_client.post(path, {**body, "dry_run": "perhaps"}, format="json")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_dry_run"

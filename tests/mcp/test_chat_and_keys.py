@@ -24,7 +24,7 @@ async def _chat_steps(mcp, out) -> None:  # type: ignore[no-untyped-def]
     arguments = {"message": QUESTION, "session_id": session_id, "operation_id": "ask-1"}
     out["reply"] = await mcp.call_tool("send_chat_message", arguments)
     out["retry"] = await mcp.call_tool("send_chat_message", arguments)
-    out["new"] = await mcp.call_tool("send_chat_message", {"message": "What does the foundation fund?"})
+    out["new"] = await mcp.call_tool("send_chat_message", {"message": "When was the foundation set up?"})
     out["list"] = await mcp.call_tool("list_chat_sessions", {})
     out["bounds"] = await mcp.call_tool("create_chat_session", {"model_name": "huge"})
 
@@ -51,7 +51,7 @@ def _check_chat(out: dict[str, object], user) -> None:  # type: ignore[no-untype
     assert retry["message_id"] == body["message_id"]  # the same operation_id: the first answer, charged once
     new = out["new"].structured_content  # type: ignore[attr-defined]
     assert new["session_id"] != session["id"]  # no session_id: a new session
-    # the note never says what the foundation funds: refused, and its charge refunded
+    # the note never says when the foundation was set up: refused, and its charge refunded
     assert new["answered"] is False and new["usage"]["credits"] == 0, new
     charges = CreditEntry.objects.filter(account__user=user, kind="charge", reference="chat message")
     assert charges.count() == 2
