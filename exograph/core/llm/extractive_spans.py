@@ -108,7 +108,7 @@ SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer
 CANDIDATE_SENTENCES = 4
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
 _MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
-_stems_of_money = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
+_MONEY_STEMS = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
 # "how much did revenue grow": the change ("12%"), not the sum it reached
 _CHANGE = re.compile(
     r"\b(?:grow|grew|grown|rise|rose|risen|increase[sd]?|fall|fell|fallen|drop(?:ped)?|decline[sd]?|climb(?:ed)?|"
@@ -216,12 +216,7 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         return [m.group(0) for m in _DATE.finditer(sentence)]
     if kind == "number":
         found = list(_NUMBER.finditer(sentence))
-        # a sum keeps its currency sign ("$4.2 million")
-        return [
-            sentence[m.start() - 1 : m.start()] * (sentence[m.start() - 1 : m.start()] in "$£€¥" and m.start() > 0)
-            + ((measure and _measured(sentence, m)) or m.group(0))
-            for m in found
-        ]
+        return [_sign(sentence, m.start()) + ((measure and _measured(sentence, m)) or m.group(0)) for m in found]
     if kind == "role":
         return role_phrases(sentence)
     # "Kestrel Freight's chief executive": the name, not its possessive
@@ -235,6 +230,12 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
         return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names + _common_places(sentence)))
     return names
+
+
+def _sign(sentence: str, at: int) -> str:
+    """The currency sign written right before a number at `at` ("$4.2 million": a sum keeps its sign), or ""."""
+    before = sentence[at - 1] if at > 0 else ""
+    return before if before and before in "$£€¥" else ""
 
 
 def expected_types(question: str, kind: str) -> frozenset[str]:
@@ -290,7 +291,7 @@ def _candidates(
         and re.search(
             r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
         )
-    ) or (kind == "number" and bool(_stems_of_money & _all_stems(question)) and not _CHANGE.search(question))
+    ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
