@@ -42,6 +42,19 @@ VAR = Path(os.environ.get("EXOGRAPH_VAR_DIR", ROOT / "var"))
 PYTHON = sys.executable
 HOST = os.environ.get("EXOGRAPH_HOST", "127.0.0.1")
 PORT = os.environ.get("EXOGRAPH_PORT", "8000")
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")  # noqa: S104 (names, not a bind: a wildcard bind is reached on loopback)
+
+
+def public_url(host: str, port: str) -> str:
+    """Where a browser reaches this run: loopback for a wildcard bind, an IPv6 address in brackets."""
+    reach = ("::1" if ":" in host else "127.0.0.1") if host in WILDCARD_HOSTS else host
+    return f"http://[{reach}]:{port}" if ":" in reach else f"http://{reach}:{port}"
+
+
+# The address emailed links (verification, password reset), the MCP origin check and Stripe's return pages name:
+# where this run serves, unless EXOGRAPH_PUBLIC_URL says otherwise (a proxy in front). Set before any child starts,
+# so the worker that sends the emails, the web and manage.py all read it (settings' default is port 8000).
+os.environ.setdefault("EXOGRAPH_PUBLIC_URL", public_url(HOST, PORT))
 DEMO_EMAIL = "demo@exograph.local"
 DEMO_PASSWORD = "exograph-demo-password"  # noqa: S105 (local demo account on 127.0.0.1 only)
 # Long enough for the current stage of a document (a 50-page embed) before the cold shutdown requeues it.
