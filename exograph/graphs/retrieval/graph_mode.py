@@ -14,6 +14,7 @@ from exograph.graphs.retrieval.facts import fact_seeds
 from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
 from exograph.graphs.retrieval.paths import relation_from_row, search_pool
 from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
+from exograph.graphs.retrieval.subgraph_index import subgraph_reads
 from exograph.graphs.retrieval.synonyms import subgraph_synonyms, synonym_names
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
@@ -76,12 +77,12 @@ def graph_rank(
     )
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
+    pending_reads = search_pool().submit(subgraph_reads, store_name)  # overlaps the alias read
     found = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
     similar = pending_similar.result() if pending_similar is not None else {}
-    names = store.store_name_chunks(
-        store_name,
-        keys=[*keys, *(n for linked in found.values() for n in linked), *similar],
-        per_name=PER_ENTITY_CHUNKS,
+    reads = pending_reads.result()
+    names = reads.name_chunks(
+        [*keys, *(n for linked in found.values() for n in linked), *similar], per_name=PER_ENTITY_CHUNKS
     )
     # A key that is a name links to that name alone ("Paris" is the city, not "Paris (film)", whose alias it is);
     # a key that is only an alias links to every name that has it, up to ALIAS_NAMES ("III" -> each album titled
@@ -94,24 +95,22 @@ def graph_rank(
     synonyms = synonym_names(store_name, {k: names[k][2] for k in seeds}) if SYNONYM_K else []
     if synonyms:  # the synonyms' own passages join the subgraph, as the seeds' do
         fresh = [o for _, o, _ in synonyms if o not in names]
-        names.update(store.store_name_chunks(store_name, keys=fresh, per_name=PER_ENTITY_CHUNKS))
+        names.update(reads.name_chunks(fresh, per_name=PER_ENTITY_CHUNKS))
     dense_hits = dense[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in [*seeds, *similar] for c in names[k][0])]))
-    pending_texts = search_pool().submit(store.store_chunks, store_name, ring)  # overlaps the mentions read
+    pending_texts = search_pool().submit(reads.chunks, ring)  # overlaps the mentions read
     pending_facts = (
         search_pool().submit(fact_seeds, store_name, chunk_ids=ring, vector=vector, embedder=embedder)
         if vector is not None and embedder is not None and FACT_MATCH
         else None
     )
-    mentions = store.store_chunk_mention_names(store_name, chunk_ids=ring)
+    mentions = reads.mention_names(ring)
     texts = pending_texts.result()
-    written = {cid: name_spans(texts[cid]["text"]) for cid in ring if cid in texts}
+    written = {cid: reads.spans(cid, texts[cid]["text"]) for cid in ring if cid in texts}
     wanted = [k for _, k in mentions] + [k for spans in written.values() for k in spans]
     names.update(
-        store.store_name_chunks(
-            store_name,
-            keys=[k for k in dict.fromkeys(wanted) if k not in names][:MAX_RING_NAMES],
-            per_name=PER_ENTITY_CHUNKS,
+        reads.name_chunks(
+            [k for k in dict.fromkeys(wanted) if k not in names][:MAX_RING_NAMES], per_name=PER_ENTITY_CHUNKS
         )
     )
     pairs: set[tuple[str, str]] = set(mentions)
@@ -132,7 +131,7 @@ def graph_rank(
     # A passage that names a document's title is tied to that document's passages directly (HippoRAG's
     # passage-to-passage links): "directed by James Fargo" leads one step to the passage titled "James Fargo".
     titles = {cid: (row["document_id"], row["title"]) for cid, row in texts.items()}  # the ring's, read above
-    titles.update(store.store_chunk_titles(store_name, sorted({cid for cid, _ in pairs} - set(titles))))
+    titles.update(reads.titles(sorted({cid for cid, _ in pairs} - set(titles))))
     titled: dict[str, list[str]] = {}
     for cid, (_document_id, title) in titles.items():
         for title_key in title_keys(title):

@@ -45,6 +45,7 @@ from falkordb.helpers import stringify_param_value
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
 from exograph.graphs.store import cjk
+from exograph.graphs.store.revision import store_revision_bump
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -305,6 +306,18 @@ def _replica_read(store_name: str, cypher: str, clean: dict[str, Any] | None, ti
 
 
 def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
+    if read_only:
+        return _execute(store_name, cypher, values, read_only=True)
+    try:
+        result = _execute(store_name, cypher, values, read_only=False)
+    except BaseException:
+        store_revision_bump(store_name, quiet=True)  # the write may have landed in part
+        raise
+    store_revision_bump(store_name)  # what a process cached of the graph is reloaded (store/revision.py)
+    return result
+
+
+def _execute(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
     clean = params(values) if values else None
     timeout = settings.FALKORDB_QUERY_TIMEOUT_MS
     try:
@@ -444,6 +457,8 @@ def store_drop(store_name: str) -> None:
     except redis.ResponseError as exc:
         if EMPTY_KEY not in str(exc):
             raise
+    finally:
+        store_revision_bump(store_name, quiet=True)
     with _ensured_lock:
         for key in [k for k in _ensured if k[1] == store_name]:
             _ensured.discard(key)

@@ -26,6 +26,7 @@ from exograph.graphs.store.core import (
 from exograph.graphs.store.core import (
     ro_query_primary as ro_query,  # every read here feeds a write: the primary's state, never a replica's
 )
+from exograph.graphs.store.revision import store_revision_bump
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -371,6 +372,7 @@ def store_vectors_compact(store_name: str, *, dimension: int) -> dict[str, int]:
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
             raise ServiceUnavailable(STORE_DOWN, code="graph_store_unavailable") from exc
         finally:
+            store_revision_bump(store_name, quiet=True)
             with _ensured_lock:
                 for key in [k for k in _ensured if k[1] == store_name]:
                     _ensured.discard(key)

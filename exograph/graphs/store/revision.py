@@ -1,0 +1,55 @@
+"""A graph store's revision: a random token on the graph's primary that every write replaces.
+
+What a process caches about one graph (graphs/retrieval/subgraph_index.py) is valid for the token it read before
+loading it. Every write to the store (core._run's writes, store_drop, store_vectors_compact) sets a fresh token
+once it is done, even when it failed, so a reader that loaded during a write sees a new token on its next query and
+reloads: a cache entry never holds less than its token's state. Random tokens, not a counter: a graph moved to
+another server (graph_move) or a key dropped and written again can never bring back a token an old entry holds.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+
+from exograph.core.falkor import falkordb_client, server_of_key
+
+REVISION_PREFIX = "exo:rev:"
+
+
+def revision_key(store_name: str) -> str:
+    return f"{REVISION_PREFIX}{store_name}"
+
+
+def store_revision_bump(store_name: str, *, quiet: bool = False) -> None:
+    """A fresh token for store_name, after a write. Raises StoreUnavailable when the server cannot take it (unless
+    quiet: after a write that failed anyway)."""
+    try:
+        falkordb_client(server_of_key(store_name)).connection.set(revision_key(store_name), uuid.uuid4().hex)
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        if not quiet:
+            raise _unavailable(exc) from exc
+
+
+def store_revision(store_name: str) -> str:
+    """The store's current token (one is set if it has none yet). Raises StoreUnavailable like a read."""
+    connection = falkordb_client(server_of_key(store_name)).connection
+    key = revision_key(store_name)
+    try:
+        token = connection.get(key)
+        if token is None:
+            connection.set(key, uuid.uuid4().hex, nx=True)
+            token = connection.get(key)
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise _unavailable(exc) from exc
+    return token.decode() if isinstance(token, bytes) else str(token)
+
+
+def _unavailable(exc: Exception) -> Exception:
+    from exograph.graphs.store.core import STORE_DOWN, STORE_TIMEOUT, StoreUnavailable  # core imports this module
+
+    timeout = isinstance(exc, redis.TimeoutError)
+    return StoreUnavailable(
+        STORE_TIMEOUT if timeout else STORE_DOWN, code="graph_store_timeout" if timeout else "graph_store_unavailable"
+    )

@@ -1,0 +1,143 @@
+"""Graph mode's per-process index of a graph's mentions (graphs/retrieval/subgraph_index.py): it answers as the store
+does, only for its own graph, and never after a write it could have seen (store/revision.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from exograph.core.scope import Scope
+from exograph.graphs import store
+from exograph.graphs.embeddings import get_embedder
+from exograph.graphs.retrieval import retrieve, subgraph_index
+from exograph.graphs.services import graph_create, graph_document_remove
+from exograph.graphs.store.revision import store_revision
+
+ABBEY = ("Quillon Abbey", "organization", "")
+MILL = ("Brannock Mill", "organization", "")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_indexes() -> Iterator[None]:
+    subgraph_index.indexes_clear()
+    yield
+    subgraph_index.indexes_clear()
+
+
+def _graph_items(actor, graph, question: str) -> list[tuple[str, str | None, str, float]]:  # type: ignore[no-untyped-def]
+    result = retrieve(actor=actor, graphs=[graph], question=question, mode="graph", top_k=10)
+    return [(item.kind, item.chunk_id, item.text, round(item.score, 12)) for item in result.items]
+
+
+def _store_items(monkeypatch, actor, graph, question: str) -> list[tuple[str, str | None, str, float]]:  # type: ignore[no-untyped-def]
+    """The same question answered by per-query store reads (no index)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(subgraph_index, "INDEX_MAX_CHUNKS", 0)
+        return _graph_items(actor, graph, question)
+
+
+@pytest.mark.django_db
+def test_each_graph_is_answered_from_its_own_index(alice, bob, write_doc) -> None:  # type: ignore[no-untyped-def]
+    """Two tenants' graphs hold a document with the same id and the same name in it, but other words. Once both are
+    indexed, each owner's question is answered from that owner's graph alone."""
+    mine = graph_create(actor=alice, name="Abbey notes", scope=Scope.PRIVATE)
+    theirs = graph_create(actor=bob, name="Abbey notes", scope=Scope.PRIVATE)
+    write_doc(mine, alice, texts=["Quillon Abbey keeps hand-copied herbals."], entities=[ABBEY], document_id="doc_x")
+    write_doc(theirs, bob, texts=["Quillon Abbey presses apples into cider."], entities=[ABBEY], document_id="doc_x")
+
+    first = _graph_items(alice, mine, "What old books does the Quillon Abbey library hold?")
+    assert isinstance(subgraph_index.subgraph_reads(mine.store_name), subgraph_index.SubgraphIndex)
+    second = _graph_items(bob, theirs, "What drink does Quillon Abbey make from orchard fruit?")
+    assert isinstance(subgraph_index.subgraph_reads(theirs.store_name), subgraph_index.SubgraphIndex)
+
+    passages = [text for kind, _, text, _ in second if kind == "passage"]
+    assert passages and all("cider" in text and "herbals" not in text for text in passages)
+    assert all("cider" not in text for kind, _, text, _ in first if kind == "passage")
+    index = subgraph_index.subgraph_reads(theirs.store_name)
+    assert [row["text"] for row in index.chunks(["doc_x:0"]).values()] == ["Quillon Abbey presses apples into cider."]
+
+
+@pytest.mark.django_db
+def test_a_write_reloads_the_index(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A document written after the graph was indexed is in the next query's subgraph (its names link it), and that
+    query ranks exactly as per-query reads of the store do."""
+    graph = graph_create(actor=alice, name="Mills", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["Quillon Abbey brews a dark ale every winter."], entities=[ABBEY])
+    question = "Who grinds the grain for the monks of Quillon Abbey?"
+    _graph_items(alice, graph, question)  # indexed now
+    token = store_revision(graph.store_name)
+
+    mill = write_doc(
+        graph, alice, texts=["Brannock Mill grinds barley for Quillon Abbey's brewers."], entities=[ABBEY, MILL]
+    )
+    assert store_revision(graph.store_name) != token
+    index = subgraph_index.subgraph_reads(graph.store_name)
+    assert f"{mill}:0" in index.name_chunks(["quillon abbey"], per_name=20)["quillon abbey"][0]
+    assert "brannock mill" in index.name_chunks(["brannock mill"], per_name=20)
+    assert _graph_items(alice, graph, question) == _store_items(monkeypatch, alice, graph, question)
+
+
+@pytest.mark.django_db
+def test_a_removed_document_leaves_the_index(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Removals", scope=Scope.PRIVATE)
+    kept = write_doc(graph, alice, texts=["Quillon Abbey brews a dark ale every winter."], entities=[ABBEY])
+    gone = write_doc(
+        graph, alice, texts=["Brannock Mill grinds barley for Quillon Abbey's brewers."], entities=[ABBEY, MILL]
+    )
+    question = "Which miller supplies the Quillon Abbey brewery?"
+    before = _graph_items(alice, graph, question)
+    assert f"{gone}:0" in {chunk for _, chunk, _, _ in before}
+
+    graph_document_remove(graph=graph, document_id=gone)
+    index = subgraph_index.subgraph_reads(graph.store_name)
+    names = index.name_chunks(["quillon abbey", "brannock mill"], per_name=20)
+    assert list(names) == ["quillon abbey"] and names["quillon abbey"][:2] == ([f"{kept}:0"], 1)
+    after = _graph_items(alice, graph, question)
+    assert f"{gone}:0" not in {chunk for _, chunk, _, _ in after}
+    assert after == _store_items(monkeypatch, alice, graph, question)
+
+
+@pytest.mark.django_db
+def test_the_index_reads_what_the_store_reads_in_its_order(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    """A name in more passages than a query takes (per_name) keeps the same ones, in the same order; a passage's
+    names, titles and texts are the store's."""
+    graph = graph_create(actor=alice, name="Orders", scope=Scope.PRIVATE)
+    entities = [ABBEY, MILL, ("Tarrow River", "location", "")]
+    for n in range(5):
+        write_doc(
+            graph,
+            alice,
+            texts=[f"Letter {n}: Quillon Abbey paid Brannock Mill on the Tarrow River.", f"Postscript {n} of it."],
+            entities=entities,
+        )
+    index = subgraph_index.subgraph_reads(graph.store_name)
+    assert isinstance(index, subgraph_index.SubgraphIndex)
+    keys = ["tarrow river", "quillon abbey", "nobody", "brannock mill"]
+    chunk_ids = [
+        cid
+        for cid, _ in store.store_chunk_vector_hits(graph.store_name, vector=get_embedder().embed_one("abbey"), k=10)
+    ]
+    assert len(chunk_ids) == 10
+    for per_name in (2, 20):
+        assert index.name_chunks(keys, per_name=per_name) == store.store_name_chunks(
+            graph.store_name, keys=keys, per_name=per_name
+        )
+    assert index.mention_names(chunk_ids) == store.store_chunk_mention_names(graph.store_name, chunk_ids=chunk_ids)
+    assert index.titles(chunk_ids) == store.store_chunk_titles(graph.store_name, chunk_ids)
+    rows = store.store_chunks(graph.store_name, chunk_ids)
+    assert {cid: row["text"] for cid, row in index.chunks(chunk_ids).items()} == {c: r["text"] for c, r in rows.items()}
+
+
+@pytest.mark.django_db
+def test_only_writes_change_the_revision(alice, write_doc) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Revisions", scope=Scope.PRIVATE)
+    first = store_revision(graph.store_name)
+    assert first and store_revision(graph.store_name) == first  # a store nobody wrote yet has one too, and keeps it
+    write_doc(graph, alice, texts=["Quillon Abbey brews a dark ale."], entities=[ABBEY])
+    written = store_revision(graph.store_name)
+    assert written != first
+    _graph_items(alice, graph, "What does the abbey brew?")
+    assert store_revision(graph.store_name) == written  # reads leave it
+    store.store_drop(graph.store_name)
+    assert store_revision(graph.store_name) not in {first, written}
