@@ -89,8 +89,24 @@ def test_insufficient_credits_is_402_with_needed_and_balance(alice, fund):
         credits_charge(account=alice, action="chat.snap", idempotency_key="m1")
     assert caught.value.status == 402
     assert caught.value.extra == {"needed": 3, "balance": 2}
-    assert "Buy credits" in caught.value.hint
     assert credit_balance(account=alice) == 2 and CreditEntry.objects.filter(kind=EntryKind.CHARGE).count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("purchases", [True, False])
+def test_insufficient_credits_hint_names_a_fix_this_server_offers(alice, fund, settings, purchases):
+    # A newcomer's make run (no Stripe) was told to buy credits with POST /api/v1/billing/checkout/, which there
+    # answers 503 purchases_disabled: the hint sends them to what works on this server.
+    settings.USE_STRIPE = purchases
+    fund(alice, 1)
+    with pytest.raises(InsufficientCredits) as caught:
+        credits_charge(account=alice, action="chat.snap", idempotency_key="m1")
+    hint = caught.value.hint
+    if purchases:
+        assert "Buy credits" in hint and "/api/v1/billing/checkout/" in hint
+    else:
+        assert "checkout" not in hint and "Buy" not in hint
+        assert "Purchases are disabled on this server" in hint and "administrator" in hint
 
 
 @pytest.mark.django_db

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from billing.models import CreditEntry, EntryKind
@@ -110,10 +111,22 @@ def quote_out(quote: Quote) -> dict[str, Any]:
     return body
 
 
+# Without Stripe (make run, a self-hosted server) checkout answers 503 purchases_disabled: credits come from an admin.
+NO_PURCHASES_HINT = (
+    "Purchases are disabled on this server (Stripe is not configured): ask an administrator to grant credits."
+)
+
+
+def top_up_hint() -> str:
+    """How to get more credits on this server: buy them when purchases are on, else ask an administrator."""
+    return InsufficientCredits.hint if settings.USE_STRIPE else NO_PURCHASES_HINT
+
+
 def _insufficient(*, needed: int, account: User) -> InsufficientCredits:
     balance = credit_balance(account=account)
     return InsufficientCredits(
         f"This needs {needed} credits; the balance is {balance}.",
+        hint=top_up_hint(),
         extra={"needed": needed, "balance": balance},
     )
 
