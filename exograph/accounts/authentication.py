@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rest_framework import authentication
@@ -14,6 +15,26 @@ from exograph.core.proxies import client_ip
 from exograph.core.ratelimit import address_check_defer, address_throttle, throttle_settles_address_check
 from exograph.core.spending import spending_key_use
 
+# What an error may repeat of an Authorization header's first word: a scheme's name (Basic, Token), never a key.
+_SCHEME_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,19}")
+
+
+def _scheme_refused(scheme: str) -> Unauthenticated:
+    """The 401 for an Authorization header not 'Bearer <key>'. It names the scheme only when the first word is a
+    scheme's name: a key sent alone or glued to a word ('exo_…', 'bearer:exo_…') is never echoed, even in part."""
+    if "exo_" in scheme:
+        return Unauthenticated(
+            "The Authorization header holds an API key without its scheme.",
+            code="invalid_auth_scheme",
+            hint="Put 'Bearer ' before the key: 'Authorization: Bearer exo_…' (or send it as 'X-API-Key: exo_…').",
+        )
+    named = f" '{scheme}'" if _SCHEME_NAME.fullmatch(scheme) else ""
+    return Unauthenticated(
+        f"Unsupported authorization scheme{named}.",
+        code="invalid_auth_scheme",
+        hint="Send 'Authorization: Bearer exo_…' or 'X-API-Key: exo_…'.",
+    )
+
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer exo_…` or `X-API-Key: exo_…`."""
@@ -24,11 +45,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if header:
             scheme, _, credentials = header.partition(" ")
             if scheme.lower() != "bearer":
-                raise Unauthenticated(
-                    f"Unsupported authorization scheme '{scheme[:20]}'.",
-                    code="invalid_auth_scheme",
-                    hint="Send 'Authorization: Bearer exo_…' or 'X-API-Key: exo_…'.",
-                )
+                raise _scheme_refused(scheme)
             if not credentials.strip():
                 raise Unauthenticated(
                     "The Bearer token is empty.", code="invalid_api_key", hint="Send 'Authorization: Bearer exo_…'."

@@ -63,6 +63,24 @@ def test_bad_credentials_get_401_envelope_with_hint(headers, code):
     assert "exo_" in error["hint"] or "key" in error["hint"].lower()
 
 
+@pytest.mark.parametrize("value", ["{key}", "bearer:{key}", "ApiKey={key}"])
+def test_a_key_sent_without_its_scheme_is_never_echoed_and_the_fix_is_named(alice_key, value):
+    # A newcomer's make run probe: 'Authorization: exo_…' (no "Bearer ") answered "Unsupported authorization
+    # scheme 'exo_23581a8d39b3_EYa'": the key's prefix and three secret characters, and no word of what to add.
+    response = APIClient().get("/api/v1/me/", HTTP_AUTHORIZATION=value.format(key=alice_key))
+    assert response.status_code == 401
+    error = response.json()["error"]
+    assert error["code"] == "invalid_auth_scheme"
+    assert alice_key[:8] not in response.content.decode()
+    assert "Bearer exo_" in error["hint"]
+
+
+def test_a_key_alone_in_authorization_is_told_to_put_bearer_first(alice_key):
+    error = APIClient().get("/api/v1/me/", HTTP_AUTHORIZATION=alice_key).json()["error"]
+    assert "without its scheme" in error["message"]
+    assert error["hint"].startswith("Put 'Bearer ' before the key")
+
+
 def test_revoked_key_is_refused(alice):
     issued = api_key_create(actor=alice, name="old")
     api_key_revoke(actor=alice, key_id=issued.key.id)
