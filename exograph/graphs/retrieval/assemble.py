@@ -7,6 +7,7 @@ from exograph.core.snippets import snippet
 from exograph.graphs import store
 from exograph.graphs.models import WORLD_GRAPH_ID
 from exograph.graphs.retrieval.checks import origin_of
+from exograph.graphs.retrieval.paths import search_pool
 from exograph.graphs.retrieval.types import (
     PASSAGE_CHARS,
     Evidence,
@@ -45,6 +46,16 @@ def assemble(
     for read in reads:
         for relation in read.relations:
             wanted[read.graph.id].update(relation.chunk_ids[:1])
+    ranked_entities = sorted(
+        ((score, r, eid) for r in reads for eid, score in r.entities.items()), key=lambda t: (-t[0], t[2])
+    )[:top_k]
+    pending_details = {  # overlaps the passages' read
+        r.graph.id: search_pool().submit(
+            store.store_entities, r.graph.store_name, [eid for _, rr, eid in ranked_entities if rr is r]
+        )
+        for r in reads
+        if mode != "passages"
+    }
     chunk_rows = {r.graph.id: store.store_chunks(r.graph.store_name, sorted(wanted[r.graph.id])) for r in reads}
     items: list[Evidence] = []
 
@@ -102,13 +113,7 @@ def assemble(
         items.extend(passage_items[index : index + 1])
         items.extend(fact_items[index : index + 1])
     if mode != "passages":
-        ranked_entities = sorted(
-            ((score, r, eid) for r in reads for eid, score in r.entities.items()), key=lambda t: (-t[0], t[2])
-        )[:top_k]
-        details = {
-            r.graph.id: store.store_entities(r.graph.store_name, [eid for _, rr, eid in ranked_entities if rr is r])
-            for r in reads
-        }
+        details = {graph_id: pending.result() for graph_id, pending in pending_details.items()}
         for score, read, eid in ranked_entities:
             row = details[read.graph.id].get(eid)
             if row is None:

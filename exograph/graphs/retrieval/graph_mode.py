@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -49,13 +50,14 @@ from exograph.graphs.store.core import STOPWORDS
 from exograph.graphs.types import normalize_name
 
 _WORDS = re.compile(r"[^\W_]+")
+_title_keys = functools.lru_cache(maxsize=65_536)(lambda title: tuple(title_keys(title)))  # a pure function of title
 
 
 def graph_rank(
     *,
     read: GraphRead,
     question: str,
-    dense: list[tuple[str, float]],
+    dense: list[tuple[str, float]] | None = None,
     vector: list[float] | None = None,
     embedder: Embedder | None = None,
 ) -> None:
@@ -72,6 +74,17 @@ def graph_rank(
     `embedder` too and FACT_MATCH, the ends of the subgraph's relations whose text best matches the question take
     FACT_MATCH_SHARE (facts.fact_seeds): a question that describes the link seeds the names it joins."""
     store_name = read.graph.store_name
+    pending_dense = (  # the top dense passages, read beside the names (None: none given and no vector)
+        search_pool().submit(
+            store.store_chunk_vector_hits,
+            store_name,
+            vector=vector,
+            k=PPR_PASSAGE_SEEDS,
+            vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH,
+        )
+        if dense is None and vector is not None
+        else None
+    )
     pending_similar = (
         search_pool().submit(vector_names, store_name, vector) if vector is not None and ENTITY_VECTOR_NAMES else None
     )
@@ -96,7 +109,9 @@ def graph_rank(
     if synonyms:  # the synonyms' own passages join the subgraph, as the seeds' do
         fresh = [o for _, o, _ in synonyms if o not in names]
         names.update(reads.name_chunks(fresh, per_name=PER_ENTITY_CHUNKS))
-    dense_hits = dense[:PPR_PASSAGE_SEEDS]
+    if pending_dense is not None:
+        dense = pending_dense.result()
+    dense_hits = (dense or [])[:PPR_PASSAGE_SEEDS]
     ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in [*seeds, *similar] for c in names[k][0])]))
     pending_texts = search_pool().submit(reads.chunks, ring)  # overlaps the mentions read
     pending_facts = (
@@ -134,7 +149,7 @@ def graph_rank(
     titles.update(reads.titles(sorted({cid for cid, _ in pairs} - set(titles))))
     titled: dict[str, list[str]] = {}
     for cid, (_document_id, title) in titles.items():
-        for title_key in title_keys(title):
+        for title_key in _title_keys(title):
             titled.setdefault(title_key, []).append(cid)
     for cid, key in sorted(pairs):
         document_id = titles.get(cid, ("", ""))[0]

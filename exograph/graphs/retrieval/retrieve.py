@@ -19,12 +19,11 @@ from exograph.graphs.retrieval.types import (
     MAX_HOPS,
     MAX_TOP_K,
     MIN_BUDGET,
-    PPR_PASSAGE_SEEDS,
     GraphRead,
     RetrievalResult,
 )
 from exograph.graphs.selectors import embedder_check
-from exograph.graphs.selectors.search import VECTOR_OVERFETCH, _check_query, search_graphs_for_user
+from exograph.graphs.selectors.search import _check_query, search_graphs_for_user
 
 # --- the Retrieve flow -------------------------------------------------------------------------
 
@@ -60,11 +59,8 @@ def retrieve(
     for graph in readable:
         read = GraphRead(graph=graph)
         if checked_mode == "graph":
-            dense = store.store_chunk_vector_hits(
-                graph.store_name, vector=vector, k=PPR_PASSAGE_SEEDS, vector_k=PPR_PASSAGE_SEEDS + VECTOR_OVERFETCH
-            )
-            # PPR decides how far it reaches; hops bound hybrid's walk
-            graph_rank(read=read, question=text, dense=dense, vector=vector, embedder=embedder)
+            # PPR decides how far it reaches; hops bound hybrid's walk. It reads the top dense passages itself.
+            graph_rank(read=read, question=text, vector=vector, embedder=embedder)
         else:
             read.passages = passages_search(graph=graph, text_query=text_query, vector=vector, k=k)
             if checked_mode == "hybrid":
