@@ -17,7 +17,8 @@ choice: the subgraph read is a handful of indexed queries and the PPR itself tak
 own PageRank runs over a whole label set and takes no personalisation vector.
 
 Layout: `types` (evidence, tunables), `checks` (input), `keys` (question parsing), `rank` (RRF, PPR, damping),
-`paths` (the search paths over one graph), `graph_mode` (the PPR subgraph), `assemble` (evidence within the
+`paths` (the search paths over one graph), `graph_mode` (the PPR subgraph), `subgraph_index` (what the subgraph is
+read from: a small graph's mention table held per process until its next write), `assemble` (evidence within the
 budget), `retrieve` (the flow), `entity_search` (search_entities).
 """
 
