@@ -121,3 +121,28 @@ def test_upload_wait_and_output_size_are_bounded_by_the_settings(live_server_asg
     assert truncated["shown"] + truncated["omitted"] == search.structured_content["count"] > truncated["shown"]  # type: ignore[attr-defined]
     assert len(search.structured_content["results"]) == truncated["shown"]  # type: ignore[attr-defined]
     assert f"… {truncated['omitted']} more item(s) not shown: this result is capped at 1,500 characters." in text
+
+
+def test_the_checkout_script_runs_under_a_bare_path(live_server_asgi, alice_key):
+    # A newcomer's make run probe: an MCP client (Claude Desktop's minimal PATH) spawning scripts/exograph-mcp found
+    # /usr/bin/python3 by its `#!/usr/bin/env python3` and died with "No module named 'anyio'" before the handshake.
+    import os
+
+    from django.conf import settings
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    env.update(EXOGRAPH_API_URL=live_server_asgi.url, EXOGRAPH_API_KEY=alice_key)
+    script = str(settings.BASE_DIR / "scripts" / "exograph-mcp")
+    out: dict[str, object] = {}
+
+    async def story() -> None:
+        params = StdioServerParameters(command=script, args=[], env=env, cwd="/")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            out["graphs"] = await mcp.call_tool("list_graphs", {})
+
+    anyio.run(story)
+    assert not out["graphs"].is_error, text_of(out["graphs"])  # type: ignore[attr-defined]
+    assert text_of(out["graphs"]).startswith("📊 Your Knowledge Graphs")
