@@ -11,8 +11,9 @@ from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.retrieval import retrieve, subgraph_index
-from exograph.graphs.services import graph_create, graph_document_remove
+from exograph.graphs.services import graph_create, graph_document_remove, graph_document_write
 from exograph.graphs.store.revision import store_revision
+from exograph.graphs.types import ChunkIn, EntityIn, MentionIn
 
 ABBEY = ("Quillon Abbey", "organization", "")
 MILL = ("Brannock Mill", "organization", "")
@@ -141,3 +142,38 @@ def test_only_writes_change_the_revision(alice, write_doc) -> None:  # type: ign
     assert store_revision(graph.store_name) == written  # reads leave it
     store.store_drop(graph.store_name)
     assert store_revision(graph.store_name) not in {first, written}
+
+
+@pytest.mark.django_db
+def test_the_index_links_aliases_as_the_store_does(alice) -> None:  # type: ignore[no-untyped-def]
+    """A name's other surface forms link a question key to the names having it, best supported first, as the store's
+    alias read does; past the read's key limit the index asks the store."""
+    graph = graph_create(actor=alice, name="Aliases", scope=Scope.PRIVATE)
+    trusts = [("Tarrow River Trust", 3), ("Tarrow Angling Trust", 1), ("Tarrow Rowing Trust", 2)]
+    for name, documents in trusts:
+        for n in range(documents):
+            text = f"Note {n}: the {name}, called the Trust at Quillon Abbey, met at the gate."
+            graph_document_write(
+                graph=graph,
+                document_id=f"doc_{name.split()[1].lower()}_{n}",
+                filename="notes.txt",
+                contributor=alice,
+                chunks=[
+                    ChunkIn(id=f"c_{name}_{n}", text=text, page=1, ordinal=0, embedding=get_embedder().embed_one(text))
+                ],
+                entities=[EntityIn(name=name, type="organization", aliases=("the Trust", "Tarrow")), EntityIn(*ABBEY)],
+                mentions=[
+                    MentionIn(chunk_id=f"c_{name}_{n}", entity_name=e, entity_type="organization")
+                    for e in (name, ABBEY[0])
+                ],
+                relations=[],
+            )
+    index = subgraph_index.subgraph_reads(graph.store_name)
+    assert isinstance(index, subgraph_index.SubgraphIndex)
+    keys = ["the trust", "tarrow", "quillon abbey", "nobody"]
+    expected = store.store_alias_names(graph.store_name, keys=keys, limit=24, per_key=2)
+    assert expected["the trust"] == ["tarrow river trust", "tarrow rowing trust"]  # most documents first, 2 a key
+    assert index.alias_names(keys, limit=24, per_key=2) == expected
+    assert subgraph_index.alias_names(index, graph.store_name, keys, limit=1, per_key=5) == (
+        store.store_alias_names(graph.store_name, keys=keys, limit=1, per_key=5)
+    )

@@ -15,7 +15,7 @@ from exograph.graphs.retrieval.facts import fact_seeds
 from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
 from exograph.graphs.retrieval.paths import relation_from_row, search_pool
 from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
-from exograph.graphs.retrieval.subgraph_index import subgraph_reads
+from exograph.graphs.retrieval.subgraph_index import alias_names, subgraph_reads
 from exograph.graphs.retrieval.synonyms import subgraph_synonyms, synonym_names
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
@@ -90,10 +90,9 @@ def graph_rank(
     )
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
-    pending_reads = search_pool().submit(subgraph_reads, store_name)  # overlaps the alias read
-    found = store.store_alias_names(store_name, keys=keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
+    reads = subgraph_reads(store_name)
+    found = alias_names(reads, store_name, keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
     similar = pending_similar.result() if pending_similar is not None else {}
-    reads = pending_reads.result()
     names = reads.name_chunks(
         [*keys, *(n for linked in found.values() for n in linked), *similar], per_name=PER_ENTITY_CHUNKS
     )

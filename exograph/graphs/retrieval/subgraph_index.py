@@ -40,6 +40,7 @@ class SubgraphReads(Protocol):
     """What graph_rank reads of one graph besides the question's own hits (the store's functions' shapes)."""
 
     def name_chunks(self, keys: Sequence[str], *, per_name: int) -> NameChunks: ...
+    def alias_names(self, keys: Sequence[str], *, limit: int, per_key: int) -> dict[str, list[str]]: ...
     def chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def mention_names(self, chunk_ids: Sequence[str]) -> list[tuple[str, str]]: ...
     def titles(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]: ...
@@ -54,6 +55,9 @@ class StoreReads:
 
     def name_chunks(self, keys: Sequence[str], *, per_name: int) -> NameChunks:
         return store.store_name_chunks(self.store_name, keys=keys, per_name=per_name)
+
+    def alias_names(self, keys: Sequence[str], *, limit: int, per_key: int) -> dict[str, list[str]]:
+        return store.store_alias_names(self.store_name, keys=keys, limit=limit, per_key=per_key)
 
     def chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return store.store_chunks(self.store_name, chunk_ids)
@@ -77,6 +81,7 @@ class SubgraphIndex:
     names: NameChunks
     mentions: dict[str, list[str]]
     rows: dict[str, dict[str, Any]]
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # alias key -> names having it, best supported first
     written: dict[str, list[str]] = field(default_factory=dict)
 
     def name_chunks(self, keys: Sequence[str], *, per_name: int) -> NameChunks:
@@ -84,6 +89,12 @@ class SubgraphIndex:
         for key in dict.fromkeys(keys):
             if (entry := self.names.get(key)) is not None:
                 found[key] = (entry[0][:per_name], entry[1], entry[2])
+        return found
+
+    def alias_names(self, keys: Sequence[str], *, limit: int, per_key: int) -> dict[str, list[str]]:
+        found = {key: names[:per_key] for key in keys if (names := [n for n in self.aliases.get(key, ()) if n != key])}
+        if len(found) > limit:  # which keys the store's LIMIT keeps is its own order: ask it
+            raise _AskTheStore
         return found
 
     def chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -101,6 +112,20 @@ class SubgraphIndex:
         if spans is None:
             spans = self.written[chunk_id] = name_spans(text)
         return spans
+
+
+class _AskTheStore(Exception):
+    """The index cannot give the store's answer (graph_mode then reads the store)."""
+
+
+def alias_names(
+    reads: SubgraphReads, store_name: str, keys: Sequence[str], *, limit: int, per_key: int
+) -> dict[str, list[str]]:
+    """reads' alias names for keys (store.store_alias_names' answer), from the store when the index cannot tell."""
+    try:
+        return reads.alias_names(keys, limit=limit, per_key=per_key)
+    except _AskTheStore:
+        return store.store_alias_names(store_name, keys=keys, limit=limit, per_key=per_key)
 
 
 _indexes: OrderedDict[tuple[str, str], SubgraphIndex | None] = OrderedDict()  # None: too large at that token
@@ -159,6 +184,15 @@ def index_load(store_name: str, *, token: str) -> SubgraphIndex | None:
             store_name,
             "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) RETURN ID(c), c.id, ID(e), e.id, e.normalized_name",
         )
+        held = store.ro_query(
+            store_name,
+            "MATCH (e:Entity) WHERE size(e.alias_keys) > 0 RETURN e.alias_keys, e.normalized_name, size(e.document_ids)",
+        )
+    # store_alias_names orders a key's entities by documents (most first), then name, and keeps each name once.
+    aliases: dict[str, dict[str, None]] = {}
+    for keys, name, _ in sorted((r for r in held if r[1]), key=lambda r: (-int(r[2] or 0), r[1])):
+        for key in keys or ():
+            aliases.setdefault(key, {})[name] = None
     # The per-query reads return a name's chunks entity by entity (by node id), each entity's chunks by node id, and
     # a chunk's names by the entities' node ids: the same orders, from one read of every mention.
     names: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
@@ -174,6 +208,7 @@ def index_load(store_name: str, *, token: str) -> SubgraphIndex | None:
         names={key: (list(cids), len(cids), list(eids)) for key, (cids, eids) in names.items()},
         mentions={cid: list(keys) for cid, keys in mentions.items()},
         rows=chunk_rows,
+        aliases={key: list(names) for key, names in aliases.items()},
     )
 
 
