@@ -6,9 +6,9 @@ from exograph.chat.generation import _entity_types, _similarity
 from exograph.core.llm.extractive import Extracted, Statement, extract_answer
 
 
-def read_as_chat(question: str, *texts: str) -> Extracted:
-    """The reader's answer to question over texts, numbered 1..n."""
-    statements = [Statement(n, text) for n, text in enumerate(texts, start=1)]
+def read_as_chat(question: str, *texts: str, title: str = "") -> Extracted:
+    """The reader's answer to question over texts, numbered 1..n (passages of one document titled title)."""
+    statements = [Statement(n, text, "passage", title) for n, text in enumerate(texts, start=1)]
     return extract_answer(
         question=question, statements=statements, similarity=_similarity(), entity_types=_entity_types()
     )

@@ -41,6 +41,7 @@ from exograph.core.llm.extractive_text import (
     Similarity,
     _family_match,
     _found,
+    _phrasal,
     _question_keys,
     _Sentence,
     _stem,
@@ -51,6 +52,7 @@ from exograph.core.llm.extractive_text import (
     life_families,
     names_in,
     names_the_subject,
+    passage_lead,
     pronoun_referents,
     resolved,
     says_another_relation,
@@ -128,7 +130,7 @@ class Extracted:
 
 
 def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None) -> list[_Sentence]:
-    wanted = _stems(query)
+    wanted = _stems(_phrasal(query))  # a phrasal verb is one word: "took part" says participated
     # an acronym the evidence never writes may be written out ("CFO": "chief financial officer")
     acronyms = [
         a
@@ -231,7 +233,8 @@ def extract_answer(
         if statement.kind in ("entity", "fact", "relation"):
             continue  # labels and triples are evidence shown as facts, never rendered as prose
         wholes = whole_sentences(statement.text)
-        lead = next(iter(names_in(wholes[0])), "") if wholes else ""
+        document = " ".join(s.text for s in statements if s.source == statement.source) if statement.source else ""
+        lead = passage_lead(wholes, statement.source, document)
         for text, about in zip(wholes, pronoun_referents(wholes, lead), strict=True):
             key = text.casefold()
             if key not in seen:
@@ -292,15 +295,19 @@ def extract_answer(
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     short = _common_name(short, sentences, kind) if short else short
+    year = (
+        re.search(r"\b(1\d{3}|20\d{2})\b", short) if kind == "date" and re.search(r"\byear\b", question, re.I) else None
+    )
+    short = year.group(1) if year else short  # "in what year": 1924, not "15 June 1924"
+    titled = _HONORIFIC.match(short) if kind in ("person", "name") else None
+    short = short[titled.end() :] if titled and len(short[titled.end() :].split()) >= 2 else short  # not "Dr. Dre"
     if (
         short
         and chain is None
         and either is None
         and kind != "yesno"
         and similarity is not None
-        and not _says_the_link(
-            question, support[0], " ".join(s.text for s in statements if s.n == support[0].n or _found(short, s.text))
-        )
+        and not _says_the_link(question, support[0], _passage(statements, support[0].n, short))
     ):
         # The evidence names what the question names but its answering sentence means something else ("When was
         # Arup founded?" over "The design work was carried out by Arup ... in 2020"), or the sentence is about
@@ -444,6 +451,19 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
         return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
     return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)
+
+
+# A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
+_HONORIFIC = re.compile(r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?)\s+", re.IGNORECASE)
+
+
+def _passage(statements: Sequence[Statement], n: int, short: str) -> str:
+    """The text that must say what the question names for the answer's sentence n: its passage, the passages holding
+    the short answer, and their documents' titles ("quillmark-notes.txt": a passage is about its document's subject,
+    "Development is funded by ..." in notes on Quillmark)."""
+    held = [s for s in statements if s.n == n or _found(short, s.text)]
+    titles = dict.fromkeys(re.sub(r"[_.-]+", " ", s.source) for s in held if s.source)
+    return " ".join([*(s.text for s in held), *titles])
 
 
 def _common_name(name: str, sentences: list[_Sentence], kind: str) -> str:

@@ -17,6 +17,7 @@ from exograph.core.llm.extractive_spans import (
 )
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
+    _NATIONALITY,
     _RELATIVE,
     _WH,
     _WORD,
@@ -27,6 +28,7 @@ from exograph.core.llm.extractive_text import (
     _Sentence,
     _stem,
     _stems,
+    described_subject,
     names_in,
     says_another_relation,
 )
@@ -77,7 +79,8 @@ def _follow_chain(
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     # no nested part ("the court that heard X", "the owner of the maker of"), and not a place: places nest (a mall in
     # Tysons Corner, which is in Fairfax County), so a second sentence may name the larger place asked for
-    flat = _split_chain(question) is None and kind != "place"
+    nested = _split_chain(question) is not None
+    flat = not nested and kind != "place"
     for rank, first in enumerate(ranked[:3]):
         named = f"{first.text} {first.about}"
         if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
@@ -86,7 +89,7 @@ def _follow_chain(
         open_families = [f for f in question_families if f not in first_families]
         open_indices = {RELATION_FAMILIES.index(f) for f in open_families}
         family_words = {_stem(w) for f in question_families for w in f}
-        remaining = question_stems - _stems(first.text) - family_words
+        remaining = question_stems - _stems(named) - family_words  # (its pronoun read as whom it means)
         wanted = len(remaining) + len(open_families)
         if not wanted or not open_families and not remaining:
             if rank == 0:
@@ -97,13 +100,21 @@ def _follow_chain(
             # holds an answer of the asked kind: only other words are left ("consists of 26 programs" for "how many does it contain"),
             # which a second sentence about one of its names does not answer better
             return None
-        bridges = [b for b in names_in(first.text) if not b.isdigit() and not any(_found(b, a) for a in asked_names)]
+        # a name holding the question's ("Orrin Therapeutics" for its "Orrin") is what it names, not a bridge from it
+        # (a nationality the question names is no name of it: "Australian National University" for "what Australian city")
+        bridges = [
+            b
+            for b in names_in(first.text)
+            if not b.isdigit()
+            and not any(_found(b, a) or (_found(a, b) and not _NATIONALITY.fullmatch(a)) for a in asked_names)
+        ]
         for bridge in bridges[:4]:
             if described and _defines(first.text, bridge, described):
                 continue  # "Tunde Okoro is a jazz singer" for "this jazz singer": the answer itself, not a bridge
             for second in sentences:
-                if second.text == first.text or not _found(bridge, second.text):
-                    continue
+                meant = second.about if nested and described_subject(second.text) else ""
+                if second.text == first.text or not _found(bridge, f"{second.text} {meant}"):
+                    continue  # (named, or meant by the noun its passage calls it: "In 2024 the company was bought")
                 if says_another_relation(open_indices, named_indices, second.text):
                     continue  # "Marendt was born in 1971" is not when her husband died
                 hits = len(remaining & _stems(second.text)) + sum(

@@ -149,7 +149,7 @@ def _objects(sentence: str, verb: str, asked: frozenset[str] | set[str]) -> list
     the article and the words the question already names left out ("secured Ethiopian sovereignty." ->
     "sovereignty" for "secured what for Ethiopia")."""
     stem = _stem(verb)
-    tokens = re.findall(r"[\w'’-]+|[^\w\s]", sentence)
+    tokens = re.findall(r"[\w'’-]+(?:\+\+|#(?!\w))?|[^\w\s]", sentence)  # "C++", "F#" are one word
     out: list[str] = []
     for index, token in enumerate(tokens):
         # the verb in another form or of its family ("agreed to buy X" for "what will they purchase"), not its nouns
@@ -158,7 +158,7 @@ def _objects(sentence: str, verb: str, asked: frozenset[str] | set[str]) -> list
         phrase: list[str] = []
         for word in tokens[index + 1 : index + 8]:
             low = word.casefold()
-            if not re.match(r"[\w'’-]+$", word) or (phrase and low in _PHRASE_END) or len(phrase) >= 4:
+            if not re.match(r"[\w'’-]+(?:\+\+|#)?$", word) or (phrase and low in _PHRASE_END) or len(phrase) >= 4:
                 break
             if not phrase and (low in _ARTICLES or low in _PHRASE_END or _stem(low) in asked):
                 continue
@@ -211,3 +211,44 @@ def _before_asked_noun(sentence: str, span: str, question: str) -> bool:
     after = re.findall(r"\b(?:the|a|an|its|his|her|their|this|that)\s+([a-z][\w'’-]*)(?:\s+([a-z][\w'’-]*))?", question)
     nouns = {_stem(word) for pair in after for word in pair if word and word not in _PHRASE_END and word not in _STOP}
     return _stem(match.group(1)) in nouns
+
+
+# When a thing began and when it ended are two links: "a larger trial would begin in 2025" does not say when the
+# trial finished, and "ran between March 2021 and August 2023" says its start first and its end last.
+_STARTED = re.compile(
+    r"\b(?:begin|begins|began|begun|start|starts|started|open|opens|opened|launch|launches|launched|commence[sd]?|"
+    r"first)\b",
+    re.IGNORECASE,
+)
+_ENDED = re.compile(
+    r"\b(?:end|ends|ended|finish|finishes|finished|complete|completes|completed|conclude[sd]?|close|closes|closed|"
+    r"last|until|till)\b",
+    re.IGNORECASE,
+)
+_RANGE_WORDS = r"(?:and|to|until|till|through)"
+
+
+def date_end(question: str, sentence: str, span: str) -> int:
+    """For "when did X start / finish?": 1 when the sentence dates that end with span (the verb before it says it,
+    or span opens / closes a range "between A and B", "from A to B"), -1 when it dates the other end, 0 otherwise
+    (and for a question asking neither)."""
+    ends = _ENDED.search(question) is not None
+    if ends == (_STARTED.search(question) is not None):
+        return 0
+    name = re.escape(span)
+    if re.search(rf"\b(?:between|from)\s+(?:the\s+)?(?:\w+\s+){{0,2}}?{name}\s+{_RANGE_WORDS}\b", sentence):
+        said_end = False  # the range's first date
+    elif re.search(
+        rf"\b(?:between|from)\s+[^,;.]{{1,40}}?\s+{_RANGE_WORDS}\s+(?:the\s+)?(?:\w+\s+){{0,2}}?{name}\b", sentence
+    ):
+        said_end = True  # the range's last
+    else:
+        at = sentence.find(span)
+        before = " ".join(sentence[:at].split()[-5:]) if at >= 0 else ""
+        if _ENDED.search(before) and not _STARTED.search(before):
+            said_end = True
+        elif _STARTED.search(before) and not _ENDED.search(before):
+            said_end = False
+        else:
+            return 0
+    return 1 if said_end == ends else -1

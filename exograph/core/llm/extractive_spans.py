@@ -17,11 +17,13 @@ from exograph.core.llm.extractive_roles import (
     _objects,
     _predicates,
     _titled,
+    date_end,
     doer_verb,
     role_phrases,
 )
 from exograph.core.llm.extractive_text import (
     _DATE,
+    _MONTHS,
     _NAME_WORD,
     _NATIONALITY,
     _NUMBER,
@@ -37,8 +39,10 @@ from exograph.core.llm.extractive_text import (
     _nearness,
     _Sentence,
     _stem,
+    family_stems,
     family_words,
     names_in,
+    resolved,
     sentences_of,
 )
 
@@ -105,11 +109,14 @@ QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse
 AGENT = 0.25  # "built by Tarvik Works" for "who manufactured ...": the doer of the question's verb gains this
 ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who runs Meridian Rail": its spans lose this
 SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer) gains this over the names after it
+ASPECT = 0.15  # "when did the trial finish": a date the sentence gives its end gains this, its start loses it
+UNSAID = 0.1  # for "who <verb>s", a name whose sentence never says the verb's relation family loses this
 CANDIDATE_SENTENCES = 4
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
 _MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
 _MONEY_STEMS = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
 # "how much did revenue grow": the change ("12%"), not the sum it reached
+_SHARE = re.compile(r"\b(?:percent|percentage|share|proportion|fraction|rate|ratio)\b", re.IGNORECASE)
 _CHANGE = re.compile(
     r"\b(?:grow|grew|grown|rise|rose|risen|increase[sd]?|fall|fell|fallen|drop(?:ped)?|decline[sd]?|climb(?:ed)?|"
     r"jump(?:ed)?|shrink|shrank|change[sd]?|(?:go|goes|went|gone)\s+(?:up|down))\b",
@@ -292,6 +299,7 @@ def _candidates(
             r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
         )
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
+    money = money and not _SHARE.search(question)  # "what share of sales": a percentage is the answer
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
@@ -305,6 +313,8 @@ def _candidates(
     near_words |= {stem for index in family_words(question) for stem in FAMILY_STEMS[index]}
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
+    # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
+    who_family = family_words(who_verb) if who_verb else set()
     found: dict[str, tuple[float, str, _Sentence]] = {}
     typed_ok = False
     life = family_words(question) & {BORN, DIED} if kind == "date" else set()
@@ -348,6 +358,8 @@ def _candidates(
                 and (_type_of(span, types) == "DATE" or _end_of_life(sentence.text, span, {BORN}))
             ):
                 continue  # "set up in 2014" for "how many staff", "(1891-1967)" for "how old": a year is no count or age
+            if kind == "number" and re.search(rf"(?<![\d.,]){re.escape(span)}\s+(?:{_MONTHS})\b", sentence.text):
+                continue  # "opened on 3 May 1998": a day of the month is no count or sum
             end_of_life = _end_of_life(sentence.text, span, life) if life else 0
             if end_of_life < 0:
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
@@ -410,19 +422,25 @@ def _candidates(
             unit = span.rsplit(" ", 1)[1].casefold() if " " in span else ""
             if re.fullmatch(r"[\d.,]+[x×]", span):
                 unit = "times"  # "30x": a ratio, measured as "30 times" is
+            if money and not unit and _counts_other(sentence.text, span):
+                continue  # "how much does it cost": not "two" of "two million users"
             if money and (span[:1] in "$£€¥" or unit in _MONEY):
                 bonus += UNIT_MATCH  # "what was revenue": "$4.2 million", not the "12%" it rose by
             elif money and (unit in _UNITS or span.endswith("%")):
-                bonus -= UNIT_MATCH  # "how much did they pay": not "two weeks"
+                continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
             elif measure and unit in _UNITS:
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count
             elif unit_needed:
                 bonus -= UNIT_MATCH  # "how long did the trial last": not "sixty" (of "adults over sixty")
             if counted and re.search(
-                rf"{re.escape(span)}\s+(?:[\w-]+\s+)?{re.escape(_stem(counted.group(1)))}", sentence.text, re.IGNORECASE
+                rf"{re.escape(span)}\s+(?:[\w-]+\s+)?(?:{_counted_nouns(counted.group(1))})",
+                sentence.text,
+                re.IGNORECASE,
             ):
                 bonus += 0.2  # "how many countries": "more than 70 countries"
                 fits = 1
+            elif counted and _counts_other(sentence.text, span, money=False):
+                bonus -= UNSAID  # "how many contributors": not "two" of "two million users"
             if described and (_defines(sentence.text, span, described) or _apposed(sentence.text, span, described)):
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
                 fits = 1
@@ -437,11 +455,15 @@ def _candidates(
             if end_of_life > 0:
                 bonus += TYPE_MATCH  # the end of a life's span the question asks for: a date of the asked kind
                 fits = 1
+            elif kind == "date":
+                bonus += ASPECT * date_end(question, sentence.text, span)  # "when did it finish": not when it began
             if span in said:
                 bonus += SAID + (
                     SAID if span in objects else 0.0
                 )  # what the evidence says was bought, for "bought what"
                 fits = 1
+            if who_family and not who_family & family_stems(resolved(sentence.text, sentence.about)):
+                bonus -= UNSAID
             if who_verb and _converse_doer(sentence.text, span, who_verb):
                 bonus += AGENT  # "bought it from Trinity House" for "who sold it"
             elif who_verb and _converse_subject(sentence.text, span, who_verb):
@@ -477,6 +499,30 @@ def _candidates(
     return sorted(found.values(), key=lambda t: -t[0])
 
 
+def _counts_other(sentence: str, span: str, money: bool = True) -> bool:
+    """The number counts a thing: a noun follows it ("two million users", "300 people"); a sum of money counts no
+    thing, unless `money` is False (a count of staff asked: "4 million euros" counts none)."""
+    after = re.search(rf"{re.escape(span)}\s+(?:(?:million|billion|thousand|hundred)\s+)?([a-z]+)", sentence)
+    if after is None or after.group(1) in _STOP:
+        return False
+    return not money or (after.group(1) not in _MONEY and not _MONEY_STEMS & {_stem(after.group(1))})
+
+
+# "how many people": a count of people of any kind ("412 adults", "140 staff", "3,000 visitors")
+_PEOPLE = (
+    "people persons individuals adults children men women patients participants volunteers members residents "
+    "students pupils staff employees workers visitors passengers spectators delegates voters"
+).split()
+
+
+def _counted_nouns(noun: str) -> str:
+    """The pattern of the nouns a count of noun may be written with: its own stem, or any people for people and
+    for those who do something ("how many contributors": "300 people have contributed")."""
+    if noun in _PEOPLE or re.search(r"(?:er|or|ist|ant|ent)s$", noun):
+        return "|".join([*_PEOPLE, re.escape(noun), re.escape(_stem(noun))])
+    return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
+
+
 def asked_object(question: str) -> str:
     """The verb a question asks the object of ("... secured what for Ethiopia?" -> secured), lower case; "" when
     the question's "what" names a noun ("what county") or follows no verb."""
@@ -486,6 +532,11 @@ def asked_object(question: str) -> str:
         closing = re.match(r"\s*what\s+(?:did|does|do|has|have|had|will|would|can|could)\s+\S.*?\s([a-z]{3,})\s*\?*\s*$",
                            question, re.IGNORECASE)  # fmt: skip
         verb = closing.group(1) if closing else ""
+        # "What language is Quillmark written in?": the noun types the answer, written after the closing verb
+        passive = re.match(r"\s*(?:what|which)\s+[a-z]+\s+(?:is|was|are|were)\s+\S.*?\s([a-z]{3,}ed|written|built|"
+                           r"made|held|sung|spoken|told|taught|drawn|shown|won)\s+(?:in|on|at|with|from|into|for)\s*\?*\s*$",
+                           question, re.IGNORECASE)  # fmt: skip
+        verb = verb or (passive.group(1) if passive else "")
         if not verb.islower():
             return ""  # "What does the waiter gain from the Budget?": a name closes it, not a verb
         return "" if verb in _NOT_NOUN or verb in _STOP or verb in ("do", "mean") else verb

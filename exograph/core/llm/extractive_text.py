@@ -88,7 +88,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "design designs designed designer architect plan plans planned draw drew drawn drafted",
         "born birth birthplace native",
         "die died death",
-        "close closed closes closure shut defunct dissolved liquidated",
+        "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding",
         "wrote write writes written author authored writer penned",
         "play plays played player member joined",
         "marry married spouse wife husband",
@@ -96,6 +96,8 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "employ employs employed employing employee employees staff workforce headcount",
         "replace replaced replaces succeed succeeded succeeds successor predecessor preceded",
         "transport transports transported carry carries carried haul hauls hauled ship ships shipped convey conveyed",
+        "participate participates participated participant participants enrol enrols enrolled enroll enrolls "
+        "enrolment recruit recruits recruited",
     )
 )
 
@@ -156,7 +158,7 @@ def _stem(word: str) -> str:
             stem = word[: -len(suffix)]
             if suffix in ("ing", "ings", "ed", "er", "ers") and stem[-1] == stem[-2] and stem[-1] not in "lsz":
                 stem = stem[:-1]  # a doubled consonant before the ending: "planned", "planner" -> "plan"
-            return stem
+            return stem + "y" if suffix in ("ies", "ied") else stem  # "studied", "studies" -> "study"
     return word[:6]
 
 
@@ -249,6 +251,33 @@ def names_in(text: str) -> list[str]:
 
 _NAME_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
 _PERSONAL = re.compile(r"^(he|she|his|her)\b", re.IGNORECASE)
+# A sentence about its passage's subject whose pronoun follows an opening phrase: "After the war she became ...",
+# "In 1931 he married ..." (read as opening with the pronoun).
+_FRONTED = re.compile(
+    r"^((?:in|on|by|after|since|during|from|at|later|then|before|when|while|following|until|throughout)\b"
+    r"[^,.;]{0,40}?,?\s+)(he|she|they|it)\b",
+    re.IGNORECASE,
+)
+
+
+def _personal(sentence: str) -> bool:
+    """The sentence's opening pronoun (or the one after its opening phrase) is a person's: he, she, his, her."""
+    fronted = _FRONTED.match(sentence)
+    return _PERSONAL.match(sentence) is not None or (
+        fronted is not None and fronted.group(2).casefold() in ("he", "she")
+    )
+
+
+# A sentence about its passage's subject by a generic noun instead of a pronoun: "In 2024 the company was bought by
+# X", "The firm's founder ...": read as "it"/"its" (its referent is the name an earlier sentence is about), unless a
+# name follows the noun ("the company Orrin Therapeutics" names its own).
+_DESCRIBED = re.compile(
+    r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+(?:company|firm|business|"
+    r"group|corporation|charity|trust|foundation|society|club|team|band|museum|school|college|university|hospital|"
+    r"clinic|institute|agency|council|studio|publisher|brewery|bakery|shop|restaurant|hotel|startup|manufacturer|"
+    r"maker|retailer|airline|railway|partnership|library|software|app|platform|organi[sz]ation)(?:['’]s)?)\b(?!\s+(?-i:[A-Z]))",
+    re.IGNORECASE,
+)
 
 
 def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
@@ -260,16 +289,21 @@ def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
     lead name when no earlier sentence names one."""
     referents: list[str] = []
     for index, sentence in enumerate(sentences):
-        opening = _PRONOUN.match(sentence)
+        opening = (
+            _PRONOUN.match(sentence) or _FRONTED.match(sentence) or (_DESCRIBED.match(sentence) if index else None)
+        )
         if opening is None:
             referents.append("")
             continue
-        personal = _PERSONAL.match(sentence) is not None
+        if not _opens_with_pronoun(sentence):  # "the company": the name an earlier sentence opens with, as subject
+            referents.append(next((n for back in sentences[index - 1 :: -1] if (n := _subject_name(back))), ""))
+            continue
+        personal = _personal(sentence)
         found = lead
         for back in range(index - 1, -1, -1):
             earlier = sentences[back]
-            if referents[back] and (_PERSONAL.match(earlier) is not None) == personal:
-                found = referents[back]
+            if _personal(earlier) == personal and (referents[back] or _opens_with_pronoun(earlier)):
+                found = referents[back] or lead  # (its own pronoun means the same one, never a name after it)
                 break
             names = [n for n in names_in(earlier) if not _DATE.fullmatch(n) and not n[:1].isdigit()]
             if personal:  # a person's name has two words or more and no article before it ("the Wexley Harriers")
@@ -285,14 +319,53 @@ def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
     return referents
 
 
+def _subject_name(sentence: str) -> str:
+    """The name a sentence opens with as its subject ("Orrin Therapeutics, which ..., is based", "Tamsin Ales was
+    set up"), or "" ("The council's clerk, Harriet Vane, ...": the name is not its subject)."""
+    first = next(iter(names_in(sentence)), "")
+    opens = first and re.match(
+        rf"(?:the\s+)?{re.escape(first)}(?:,|\s+(?:is|was|are|were|has|had|[a-z]+ed|[a-z]+s)\b)", sentence
+    )
+    return first if opens else ""
+
+
+def _opens_with_pronoun(sentence: str) -> bool:
+    return _PRONOUN.match(sentence) is not None or _FRONTED.match(sentence) is not None
+
+
+def passage_lead(sentences: Sequence[str], title: str, document: str) -> str:
+    """Whom a passage is about when its sentences say it by a pronoun: its first sentence's first name, or, when
+    that sentence opens with a pronoun itself ("In 1931 she married the violinist Owen Pryce": not Owen Pryce), the
+    name its document's title gives ("elin-marsh.txt": Elin Marsh, as the document's text writes it), else none."""
+    if not sentences:
+        return ""
+    if not _opens_with_pronoun(sentences[0]):
+        return next(iter(names_in(sentences[0])), "")
+    words = set(_NAME_WORD.findall(re.sub(r"[_.-]+", " ", title).casefold()))
+    named = [n for n in names_in(document) if len(n.split()) >= 2 and set(_NAME_WORD.findall(n.casefold())) <= words]
+    return max(named, key=len) if named else ""
+
+
+def described_subject(sentence: str) -> bool:
+    """The sentence's subject is its passage's, called by a generic noun ("In 2024 the company was bought by X")."""
+    return _DESCRIBED.match(sentence) is not None
+
+
 def resolved(sentence: str, referent: str) -> str:
     """The sentence with its opening pronoun replaced by its referent ("It was designed by X" -> "The Marlowe
     Lighthouse was designed by X"; "Its ..." -> "The Marlowe Lighthouse's ..."), for reading it out of context."""
     if not referent:
         return sentence
     match = _PRONOUN.match(sentence)
+    fronted = _FRONTED.match(sentence) if match is None else None
+    if fronted is not None:
+        return fronted.group(1) + referent + sentence[fronted.end() :]
     if match is None:
-        return sentence
+        described = _DESCRIBED.match(sentence)
+        if described is None:
+            return sentence
+        owner = described.group(2).casefold().endswith(("'s", "’s"))
+        return described.group(1) + (f"{referent}'s" if owner else referent) + sentence[described.end() :]
     word = match.group(1).casefold()
     said = f"{referent}'s" if word in ("his", "her", "its", "their") else referent
     return said + sentence[match.end() :]
@@ -371,7 +444,7 @@ _FOUNDED, _BASED, _PAID = (
 SAYS_ALSO = {_BASED: {_FOUNDED}, _PAID: {_OWN, _SELL}}
 # Said in passing about a person or a place ("Patrick, employed as a waiter, ..."): matches a question asking it, but
 # never counts as another relation than the asked one.
-_IN_PASSING = {RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if "employ" in f))}
+_IN_PASSING = {RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f)) for w in ("employ", "enrolled")}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
@@ -380,7 +453,17 @@ _PHRASAL = (
     (re.compile(r"\bset(?:s|ting)?\s+up\b"), " founded "),
     (re.compile(r"\b(?:pass(?:ed|es)?|passing)\s+away\b"), " died "),
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\s+from\b"), " succeeded "),  # a post, from a person
+    # a post or a team taken over is led ("took over the project in 2022"), a firm taken over is acquired
+    (
+        re.compile(
+            r"\b(?:took|takes?|taken|taking)\s+over\s+(?:(?:the|a|an|his|her|their|its)\s+)?(?:project|role|post|"
+            r"team|leadership|helm|job|position|club|side|squad|orchestra|choir|department|unit)\b"
+        ),
+        " led ",
+    ),  # fmt: skip
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\b"), " acquired "),
+    (re.compile(r"\b(?:took|takes?|taken|taking)\s+part\b"), " participated "),
+    (re.compile(r"\b(?:break|breaks|broke|broken|breaking|split|splits|splitting)\s+up\b"), " disbanded "),
     (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),  # the adjective: "a village close to Leeds" says no closure
 )
 # "Ada Treloar (1891-1967)": a life's span says when the person was born and when they died. It is read as saying
@@ -399,8 +482,21 @@ def _phrasal(text: str) -> str:
 def family_stems(text: str) -> set[int]:
     """The relation families (their index in RELATION_FAMILIES) a text says in any form of their words, phrasal
     verbs included ("set up" says founded)."""
-    stems = {_stem(word) for word in _WORD.findall(_phrasal(text))}
+    stems = {_stem(word) for word in _WORD.findall(_phrasal(_NAME_TAIL.sub(_first_word, text)))}
     return {index for index, family in enumerate(FAMILY_STEMS) if stems & family}
+
+
+# A run of capitalised words is a name: its later words name, they do not say a link ("the Nordbyte Foundation" says
+# nothing was founded, "Bluewake Shipping" nothing was shipped), except a role's noun ("its Managing Director").
+_NAME_TAIL = re.compile(r"\b[A-Z][\w'’.&-]*(?:\s+[A-Z][\w'’&-]*)+")
+_ROLE_NOUNS = frozenset(
+    "director chief president chair chairman chairwoman manager founder owner head leader ceo".split()
+)
+
+
+def _first_word(run: re.Match[str]) -> str:
+    first, *rest = run.group(0).split()
+    return " ".join([first, *(w for w in rest if w.casefold() in _ROLE_NOUNS)])
 
 
 def life_families(text: str) -> set[int]:
@@ -415,6 +511,7 @@ def says_another_relation(asked: set[int], named: set[int], text: str) -> bool:
     chain's first link says one of them, and that is not another relation). A relation and its converse are one
     ("the press was sold to X" says who bought it)."""
     said = family_stems(text)
+    asked = asked - _IN_PASSING  # employment is said in many ways ("became head of sculpture at X")
     asked = asked | {CONVERSE[i] for i in asked if i in CONVERSE} | {j for i in asked for j in SAYS_ALSO.get(i, ())}
     other = said - _IN_PASSING - named - {CONVERSE.get(i, -1) for i in named}
     return bool(asked) and not asked & said and bool(other)
