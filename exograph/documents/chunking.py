@@ -134,14 +134,38 @@ def chunk_blocks(
             )
             if start + len(piece) >= len(words):
                 break
-            start += len(piece) - min(overlap, len(piece) // 2)
+            nominal = start + len(piece) - min(overlap, len(piece) // 2)
+            start = _sentence_start(words, nominal, low=max(start + 1, nominal - overlap), high=start + len(piece))
     return chunks
 
 
+# A unit ending a sentence: its last character, before closing quotes or brackets, is . ! ? or a CJK full stop.
+_SENTENCE_END = re.compile(r"[.!?。！？][\"'”’)\]]*$")
+
+
+def _opens_sentence(words: Sequence[_Unit], index: int) -> bool:
+    return words[index].paragraph or bool(_SENTENCE_END.search(words[index - 1].text))
+
+
+def _sentence_start(words: Sequence[_Unit], nominal: int, *, low: int, high: int) -> int:
+    """Where the next window starts: the sentence (or paragraph) start nearest before `nominal` down to `low` (the
+    overlap grows at most to twice its size), else the nearest after it below `high` (the overlap shrinks), else
+    `nominal` (a sentence longer than the overlap). A window opening mid-sentence would read its tail as a sentence
+    of its own, behind the section's heading ("Handbook: it goes home.")."""
+    for index in range(nominal, low - 1, -1):
+        if _opens_sentence(words, index):
+            return index
+    for index in range(nominal + 1, high):
+        if _opens_sentence(words, index):
+            return index
+    return nominal
+
+
 def _render(piece: Sequence[_Unit], *, heading: str, first: bool) -> str:
-    """A window's text: a section's later windows carry its heading's last part as context."""
+    """A window's text: a section's later windows carry its heading's last part as context, a paragraph of its own
+    (a title line, which the reader never quotes; glued on with ': ' it read as the first sentence's opening)."""
     text = _join(piece)
-    return f"{heading.split(' › ')[-1]}: {text}" if heading and not first else text
+    return f"{heading.split(' › ')[-1]}\n\n{text}" if heading and not first else text
 
 
 def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[_Unit]]]:

@@ -116,3 +116,29 @@ def test_a_paragraph_break_inside_a_window_of_a_long_section_is_kept_in_every_wi
     chunks = chunk_blocks(document_id="doc", blocks=blocks, max_tokens=130, overlap_tokens=26)
     assert chunks[-1].text.endswith("w149\n\nClosing remark here.")
     assert all(" \n" not in c.text and "\n " not in c.text for c in chunks)
+
+
+def test_a_later_window_opens_on_a_sentence_so_no_fragment_is_read_as_one():
+    # A newcomer's note on make run: the second window of its one section began inside "... tested with a PAT tester
+    # before it goes home.", and with the section's heading in front it read "Repair Café handbook: it goes home.":
+    # chat and research quoted that as a sentence. Later windows now open where a sentence (or paragraph) does.
+    from exograph.core.llm.extractive_text import whole_sentences
+    from exograph.documents.parsing import text_blocks
+
+    sentences = [
+        f"Volunteer number {i} {'mended a lamp' if i % 2 else 'sewed a torn coat'} at the stall"
+        f"{' while the owner watched and asked about fuses' * (i % 3)} on day {i}."
+        for i in range(40)
+    ]
+    note = f"# Repair Café handbook\n\n{' '.join(sentences[:20])}\n\n{' '.join(sentences[20:])}\n"
+    chunks = chunk_blocks(
+        document_id="doc", blocks=text_blocks(text=note, markdown=True), max_tokens=130, overlap_tokens=26
+    )
+    window = int(130 / TOKENS_PER_WORD)
+    assert len(chunks) > 4
+    for chunk in chunks[1:]:
+        body = chunk.text.removeprefix("Repair Café handbook\n\n")
+        assert body.startswith("Volunteer number"), body[:60]  # a sentence's first words, never its tail
+        assert len(body.split()) <= window
+        assert set(whole_sentences(chunk.text)) <= set(sentences)
+    assert set(" ".join(c.text for c in chunks).split()) >= set(" ".join(sentences).split())  # nothing lost
