@@ -7,12 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from exograph.core.falkor import falkordb_client, server_of_key
 from exograph.core.scope import Scope
 from exograph.graphs import store
 from exograph.graphs.embeddings import get_embedder
 from exograph.graphs.retrieval import retrieve, subgraph_index
 from exograph.graphs.services import graph_create, graph_document_remove, graph_document_write
-from exograph.graphs.store.revision import store_revision
+from exograph.graphs.store.revision import revision_key, store_revision
 from exograph.graphs.types import ChunkIn, EntityIn, MentionIn
 
 ABBEY = ("Quillon Abbey", "organization", "")
@@ -141,7 +142,8 @@ def test_only_writes_change_the_revision(alice, write_doc) -> None:  # type: ign
     _graph_items(alice, graph, "What does the abbey brew?")
     assert store_revision(graph.store_name) == written  # reads leave it
     store.store_drop(graph.store_name)
-    assert store_revision(graph.store_name) not in {first, written}
+    assert not falkordb_client(server_of_key(graph.store_name)).connection.exists(revision_key(graph.store_name))
+    assert store_revision(graph.store_name) not in {first, written}  # a dropped store leaves no key behind
 
 
 @pytest.mark.django_db

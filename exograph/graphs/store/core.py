@@ -45,7 +45,7 @@ from falkordb.helpers import stringify_param_value
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
 from exograph.graphs.store import cjk
-from exograph.graphs.store.revision import store_revision_bump
+from exograph.graphs.store.revision import store_revision_bump, store_revision_forget
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -458,7 +458,7 @@ def store_drop(store_name: str) -> None:
         if EMPTY_KEY not in str(exc):
             raise
     finally:
-        store_revision_bump(store_name, quiet=True)
+        store_revision_forget(store_name)
     with _ensured_lock:
         for key in [k for k in _ensured if k[1] == store_name]:
             _ensured.discard(key)

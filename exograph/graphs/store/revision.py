@@ -1,9 +1,9 @@
 """A graph store's revision: a random token on the graph's primary that every write replaces.
 
 What a process caches about one graph (graphs/retrieval/subgraph_index.py) is valid for the token it read before
-loading it. Every write to the store (core._run's writes, store_drop, store_vectors_compact) sets a fresh token
-once it is done, even when it failed, so a reader that loaded during a write sees a new token on its next query and
-reloads: a cache entry never holds less than its token's state. Random tokens, not a counter: a graph moved to
+loading it. Every write to the store (core._run's writes, store_vectors_compact) sets a fresh token once it is done,
+even when it failed (store_drop deletes it), so a reader that loaded during a write sees a new token on its next
+query and reloads: a cache entry never holds less than its token's state. Random tokens, not a counter: a graph moved to
 another server (graph_move) or a key dropped and written again can never bring back a token an old entry holds.
 """
 
@@ -32,11 +32,20 @@ def store_revision_bump(store_name: str, *, quiet: bool = False) -> None:
             raise _unavailable(exc) from exc
 
 
+def store_revision_forget(store_name: str) -> None:
+    """Drop store_name's token with its store (a dropped graph leaves no key; a reader of a store of that name would
+    set a fresh token, unlike any an index holds). Best effort: the store is gone either way."""
+    try:
+        falkordb_client(server_of_key(store_name)).connection.delete(revision_key(store_name))
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return
+
+
 def store_revision(store_name: str) -> str:
     """The store's current token (one is set if it has none yet). Raises StoreUnavailable like a read."""
-    connection = falkordb_client(server_of_key(store_name)).connection
     key = revision_key(store_name)
     try:
+        connection = falkordb_client(server_of_key(store_name)).connection
         token = connection.get(key)
         if token is None:
             connection.set(key, uuid.uuid4().hex, nx=True)
