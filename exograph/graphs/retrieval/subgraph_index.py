@@ -49,7 +49,7 @@ class SubgraphReads(Protocol):
 
 @dataclass
 class StoreReads:
-    """Every read a round trip to the store (a graph too large to index)."""
+    """Every read a round trip to the store (a graph too large to index, or a primary that cannot give its token)."""
 
     store_name: str
 
@@ -136,10 +136,12 @@ _loading: dict[tuple[str, str], threading.Lock] = {}
 
 def subgraph_reads(store_name: str) -> SubgraphReads:
     """The reads for store_name: its index at the store's current revision (loaded now if it has none), else the
-    store itself. Raises StoreUnavailable."""
+    store itself."""
     if INDEX_MAX_CHUNKS <= 0:
         return StoreReads(store_name)
     token = store_revision(store_name)
+    if token is None:
+        return StoreReads(store_name)
     slot = (server_of_key(store_name), str(store_name))
     held, index = _cached(slot, token)
     if not held:

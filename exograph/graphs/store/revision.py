@@ -41,8 +41,9 @@ def store_revision_forget(store_name: str) -> None:
         return
 
 
-def store_revision(store_name: str) -> str:
-    """The store's current token (one is set if it has none yet). Raises StoreUnavailable like a read."""
+def store_revision(store_name: str) -> str | None:
+    """The store's current token (one is set if it has none yet); None when its primary cannot say (then nothing is
+    cached: the reads go where they would go anyway, a replica included, and fail as reads do)."""
     key = revision_key(store_name)
     try:
         connection = falkordb_client(server_of_key(store_name)).connection
@@ -50,8 +51,10 @@ def store_revision(store_name: str) -> str:
         if token is None:
             connection.set(key, uuid.uuid4().hex, nx=True)
             token = connection.get(key)
-    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-        raise _unavailable(exc) from exc
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return None
+    if token is None:
+        return None
     return token.decode() if isinstance(token, bytes) else str(token)
 
 
