@@ -56,18 +56,17 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from exograph.core.lease_heartbeat import _Heartbeat
 from exograph.core.models import Lease
 
 logger = logging.getLogger(__name__)
@@ -160,11 +159,15 @@ class HeldLease:
     # Set by hand_off: the step this work goes on with, and the token of the unheld lease left for it.
     next_step: str | None = None
     next_token: uuid.UUID | None = None
+    next_queued: bool = False
 
-    def hand_off(self, step: str) -> None:
+    def hand_off(self, step: str, *, queued: bool = False) -> None:
         """On leaving lease_hold, turn this lease into the unheld lease of the next step (instead of dropping it):
-        due now, resumed by the sweep unless it starts or is announced (`lease_queued`) within LEASE_STUCK_SECONDS."""
+        due now, resumed by the sweep unless it starts or is announced (`lease_queued`) within LEASE_STUCK_SECONDS.
+        queued: the next step is as good as announced already (this process runs it next): the lease gets the
+        kind's requeue_window at once, as lease_queued would give it, in the same update."""
         self.next_step = step
+        self.next_queued = queued
 
     def renew(self) -> bool:
         """Push the expiry ttl seconds ahead; False (and lost) if the lease is no longer ours."""
@@ -202,6 +205,11 @@ def lease_acquire(*, kind: str, subject_id: str, step: str = "", ttl: float | No
     ttl = _ttl() if ttl is None else ttl
     now = timezone.now()
     token = uuid.uuid4()
+    taken = {"step": step, "holder": holder_name(), "token": token, "expires_at": now + timedelta(seconds=ttl)}
+    # The common case in one statement: an unheld lease (due, queued, parked, or left to the queue by a recovery)
+    # is taken as the locked read below takes it (issue 29 §5: three stages a document in the batch ingest).
+    if Lease.objects.filter(kind=kind, subject_id=subject_id, holder="").update(**taken, heartbeat_at=now):
+        return HeldLease(kind=kind, subject_id=subject_id, token=token, ttl=ttl)
     with transaction.atomic():
         _row_ensure(kind=kind, subject_id=subject_id, step=step, now=now)
         lease = Lease.objects.select_for_update().get(kind=kind, subject_id=subject_id)
@@ -209,87 +217,13 @@ def lease_acquire(*, kind: str, subject_id: str, step: str = "", ttl: float | No
             raise LeaseBusy(f"{kind}:{subject_id} is held by {lease.holder} until {lease.expires_at.isoformat()}")
         if lease.holder and lease.expires_at <= now:
             logger.warning("lease %s:%s of %s expired; taken over", kind, subject_id, lease.holder)
-        Lease.objects.filter(pk=lease.pk).update(
-            step=step,
-            holder=holder_name(),
-            token=token,
-            expires_at=now + timedelta(seconds=ttl),
-            heartbeat_at=now,
-        )
+        Lease.objects.filter(pk=lease.pk).update(**taken, heartbeat_at=now)
     return HeldLease(kind=kind, subject_id=subject_id, token=token, ttl=ttl)
 
 
 def lease_release(held: HeldLease) -> None:
     """Drop the lease (only if it is still ours)."""
     Lease.objects.filter(kind=held.kind, subject_id=held.subject_id, token=held.token).delete()
-
-
-class _Heartbeat:
-    """One daemon thread per process renews every lease this process holds, each every ttl/3 seconds.
-
-    A thread per lease_hold cost a thread start and join a hold (issue 29 §5: 9 ms a stage on 2 busy cores, three
-    stages a document in the batch ingest); holds now only add and drop an entry. A renewal that finds the lease no
-    longer ours drops it (its holder sees `lost`); one racing a release or a hand-off matches no row (the token
-    moved on) and changes nothing. Started on first use in each process (a forked worker child starts its own)."""
-
-    def __init__(self) -> None:
-        self._pid = 0
-        self._wake = threading.Condition()
-        self._due: dict[int, tuple[HeldLease, float]] = {}
-        self._thread: threading.Thread | None = None
-        self._wakes_at = 0.0  # when the thread wakes next on its own
-
-    def add(self, held: HeldLease) -> None:
-        with self._lock():
-            due = time.monotonic() + held.ttl / 3
-            self._due[id(held)] = (held, due)
-            if self._thread is None or not self._thread.is_alive():
-                self._wakes_at = 0.0
-                self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
-                self._thread.start()
-            elif due < self._wakes_at:  # only then: waking the thread for nothing costs the holder a GIL switch
-                self._wake.notify()
-
-    def drop(self, held: HeldLease) -> None:
-        with self._lock():
-            self._due.pop(id(held), None)
-
-    def _lock(self) -> threading.Condition:
-        if self._pid != os.getpid():  # a fresh process (fork): the parent's thread and lock are not ours
-            self._pid = os.getpid()
-            self._wake = threading.Condition()
-            self._due = {}
-            self._thread = None
-            self._wakes_at = 0.0
-        return self._wake
-
-    def _run(self) -> None:
-        wake = self._wake
-        while True:
-            with wake:
-                now = time.monotonic()
-                ready = [held for held, at in self._due.values() if at <= now]
-                if not ready:
-                    self._wakes_at = min((at for _, at in self._due.values()), default=now + 60.0)
-                    wake.wait(self._wakes_at - now)
-                    continue
-                for held in ready:
-                    self._due[id(held)] = (held, now + held.ttl / 3)
-            for held in ready:
-                self._beat(held)
-            # This thread's connections only, back to the pool between beats: held across the wait, a web
-            # request's heartbeat would take a second pooled connection for the rest of the request.
-            connections.close_all()
-
-    def _beat(self, held: HeldLease) -> None:
-        try:
-            if not held.renew():
-                with self._wake:
-                    mine = self._due.pop(id(held), None) is not None
-                if mine:  # still held here, and taken over by someone else: the run goes on, it says so
-                    logger.warning("lease %s:%s was taken over; this run goes on", held.kind, held.subject_id)
-        except Exception:  # the database is briefly down: try again at the next beat
-            logger.warning("lease %s:%s: renewal failed", held.kind, held.subject_id, exc_info=True)
 
 
 _heartbeat = _Heartbeat()
@@ -311,18 +245,24 @@ def lease_hold(*, kind: str, subject_id: str, step: str = "", ttl: float | None 
             _hand_off(held, held.next_step)
 
 
-def _due(step: str, token: uuid.UUID) -> dict[str, object]:
-    """The fields of an unheld lease due at step (fresh count), resumed unless it starts within LEASE_STUCK_SECONDS."""
+def _due(step: str, token: uuid.UUID, *, seconds: float | None = None) -> dict[str, object]:
+    """The fields of an unheld lease due at step (fresh count), resumed unless it starts within LEASE_STUCK_SECONDS
+    (or `seconds`)."""
     now = timezone.now()
-    expires_at = now + timedelta(seconds=_stuck_after())
+    expires_at = now + timedelta(seconds=_stuck_after() if seconds is None else seconds)
     return {"step": step, "holder": "", "token": token, "expires_at": expires_at, "heartbeat_at": now, "recoveries": 0}
 
 
+def _requeue_window(kind: str) -> float:
+    return _kinds[kind].requeue_window if kind in _kinds else _ttl()
+
+
 def _hand_off(held: HeldLease, step: str) -> None:
-    """One update from our held lease to the next step's unheld, due one."""
+    """One update from our held lease to the next step's unheld, due one (queued already with next_queued)."""
     token = uuid.uuid4()
+    seconds = _requeue_window(held.kind) if held.next_queued else None
     moved = Lease.objects.filter(kind=held.kind, subject_id=held.subject_id, token=held.token).update(
-        **_due(step, token)
+        **_due(step, token, seconds=seconds)
     )
     held.next_token = token if moved else None
 
@@ -332,9 +272,15 @@ def lease_due(*, kind: str, subject_id: str, step: str) -> uuid.UUID:
     the work due, before its message is sent. Unless the work starts or `lease_queued` says its message went out
     within LEASE_STUCK_SECONDS, the sweep resumes it. Returns the lease's token (for lease_queued)."""
     token = uuid.uuid4()
-    with transaction.atomic():
-        _row_ensure(kind=kind, subject_id=subject_id, step=step, now=timezone.now())
-        Lease.objects.filter(kind=kind, subject_id=subject_id).update(**_due(step, token))
+    fields = _due(step, token)
+    # One upsert (the row of a new subject is created, an existing one is overwritten as due): the batch ingest
+    # records each of its documents as due this way (issue 29 §5).
+    Lease.objects.bulk_create(
+        [Lease(kind=kind, subject_id=subject_id, **fields)],
+        update_conflicts=True,
+        unique_fields=["kind", "subject_id"],
+        update_fields=list(fields),
+    )
     return token
 
 
@@ -343,12 +289,22 @@ def lease_queued(*, kind: str, subject_id: str, token: uuid.UUID | None) -> bool
     before the sweep resumes it. A no-op (False) when the work already started or moved on (the token changed)."""
     if token is None:
         return False
-    window = _kinds[kind].requeue_window if kind in _kinds else _ttl()
+    window = _requeue_window(kind)
     return bool(
         Lease.objects.filter(kind=kind, subject_id=subject_id, token=token, holder="").update(
             expires_at=timezone.now() + timedelta(seconds=window)
         )
     )
+
+
+def leases_queued(*, kind: str, tokens: Mapping[str, uuid.UUID]) -> int:
+    """lease_queued for many subjects of one kind (subject_id -> token) in one update; returns how many it moved. A
+    row matches only with its own subject's token (tokens are random: no subject holds another's)."""
+    if not tokens:
+        return 0
+    return Lease.objects.filter(
+        kind=kind, subject_id__in=list(tokens), token__in=list(tokens.values()), holder=""
+    ).update(expires_at=timezone.now() + timedelta(seconds=_requeue_window(kind)))
 
 
 def lease_park(*, kind: str, subject_id: str, step: str = "", seconds: float) -> None:

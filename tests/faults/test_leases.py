@@ -108,6 +108,58 @@ def test_the_heartbeat_renews_a_held_lease_and_the_block_releases_it():
     assert not Lease.objects.filter(kind="test.work").exists()
 
 
+def test_a_due_lease_is_one_upsert_and_an_unheld_lease_is_taken_in_one_statement_keeping_its_recoveries():
+    """The batch ingest records, takes and hands on a lease per document and stage (issue 29 section 5): a due lease
+    is written in one statement whether its row exists or not, and an unheld one is taken in one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from exograph.core.leases import holder_name, lease_due
+
+    past = timezone.now() - timedelta(seconds=5)
+    Lease.objects.create(
+        kind="test.work", subject_id="s5", step="old", holder="", token=uuid.uuid4(), expires_at=past,
+        heartbeat_at=past, recoveries=2,
+    )  # fmt: skip
+    with CaptureQueriesContext(connection) as queries:
+        token = lease_due(kind="test.work", subject_id="s5", step="a")  # overwritten: due, a fresh count
+        fresh = lease_due(kind="test.work", subject_id="s6", step="a")  # created
+    assert len(queries) == 2
+    lease = Lease.objects.get(kind="test.work", subject_id="s5")
+    assert (lease.step, lease.holder, lease.token, lease.recoveries) == ("a", "", token, 0)
+    assert lease.expires_at > timezone.now()
+    assert Lease.objects.get(kind="test.work", subject_id="s6").token == fresh
+
+    Lease.objects.filter(subject_id="s5").update(recoveries=1)  # resumed once by the sweep
+    with CaptureQueriesContext(connection) as queries:
+        held = lease_acquire(kind="test.work", subject_id="s5", step="b", ttl=60)
+    assert len(queries) == 1
+    lease = Lease.objects.get(kind="test.work", subject_id="s5")
+    assert (lease.step, lease.holder, lease.token, lease.recoveries) == ("b", holder_name(), held.token, 1)
+    with pytest.raises(LeaseBusy):
+        lease_acquire(kind="test.work", subject_id="s5", step="b", ttl=60)
+
+
+def test_a_lease_handed_to_a_step_this_process_runs_next_is_queued_in_the_same_update():
+    from exograph.core.leases import leases_queued
+
+    with lease_hold(kind=DOCUMENT_LEASE, subject_id="d1", step=PARSE_TASK) as held:
+        held.hand_off(EMBED_TASK, queued=True)
+    with lease_hold(kind=DOCUMENT_LEASE, subject_id="d2", step=PARSE_TASK) as other:
+        other.hand_off(EMBED_TASK)  # its message is still to be sent: due within LEASE_STUCK_SECONDS
+    window = timezone.now() + timedelta(seconds=settings.LEASE_STUCK_SECONDS + 60)
+    lease = Lease.objects.get(kind=DOCUMENT_LEASE, subject_id="d1")
+    assert (lease.step, lease.holder, lease.token) == (EMBED_TASK, "", held.next_token)
+    assert lease.expires_at > window  # the kind's requeue window, as lease_queued gives it
+    assert Lease.objects.get(kind=DOCUMENT_LEASE, subject_id="d2").expires_at < window
+
+    # Many at once: each row moves only with its own subject's token.
+    assert held.next_token is not None and other.next_token is not None
+    assert leases_queued(kind=DOCUMENT_LEASE, tokens={"d2": held.next_token}) == 0
+    assert leases_queued(kind=DOCUMENT_LEASE, tokens={"d2": other.next_token, "d3": uuid.uuid4()}) == 1
+    assert Lease.objects.get(kind=DOCUMENT_LEASE, subject_id="d2").expires_at > window
+
+
 @pytest.mark.django_db(transaction=True)
 def test_many_holds_share_one_heartbeat_thread_that_renews_each_and_warns_of_a_takeover(caplog):
     """A hold starts no thread of its own (a batch ingest takes three a document): one thread per process renews

@@ -27,7 +27,7 @@ from django.db import transaction
 
 from exograph.accounts.models import User
 from exograph.core.errors import ExoGraphError, InsufficientCredits, TransientError, ValidationError
-from exograph.core.leases import lease_queued
+from exograph.core.leases import leases_queued
 from exograph.core.queues import Queue
 from exograph.core.scope import Scope
 from exograph.documents.events import document_events_coalesced, document_events_flush
@@ -165,8 +165,7 @@ def _batch_start(document_ids: list[str], tokens: dict[str, uuid.UUID]) -> None:
         for document in Document.objects.select_related("graph", "owner").filter(pk__in=document_ids):
             _fail(document, stage=DocumentStage.QUEUED, reason="The ingest queue is unavailable. Retry the document.")
         return
-    for document_id in document_ids:
-        lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=tokens.get(document_id))
+    leases_queued(kind=DOCUMENT_LEASE, tokens={i: tokens[i] for i in document_ids if i in tokens})
 
 
 def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool = True) -> int:

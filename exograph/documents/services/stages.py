@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from exograph.core.errors import Conflict, ExoGraphError, TransientError
-from exograph.core.leases import LeaseBusy, lease_hold, lease_park, lease_queued
+from exograph.core.leases import LeaseBusy, lease_hold, lease_park
 from exograph.documents.chunking import chunk_blocks
 from exograph.documents.events import document_event_send
 from exograph.documents.extraction import document_extract, extraction_from_json, extraction_to_json
@@ -90,18 +90,15 @@ def _stage(
         with lease_hold(kind=DOCUMENT_LEASE, subject_id=document_id, step=step) as held:
             go_on = _stage_leased(document_id, stage, work, last_attempt=last_attempt)
             if go_on and next_task is not None:
-                held.hand_off(next_task)
+                held.hand_off(next_task, queued=not queue_next)  # the batch runs the next stage itself
     except TransientError:
         documents_retry_park([document_id])
         raise
     except LeaseBusy:
         logger.info("document %s: stage %s already runs elsewhere; this duplicate stops", document_id, stage)
         return False
-    if go_on and next_task is not None:
-        if queue_next:
-            _stage_queue(document_id, next_task, held.next_token)
-        else:
-            lease_queued(kind=DOCUMENT_LEASE, subject_id=document_id, token=held.next_token)
+    if go_on and next_task is not None and queue_next:
+        _stage_queue(document_id, next_task, held.next_token)
     return go_on
 
 
@@ -128,7 +125,9 @@ def documents_retry_park(document_ids: Sequence[str]) -> None:
 
 
 def _stage_leased(document_id: str, stage: str, work: Callable[[Document], None], *, last_attempt: bool) -> bool:
-    document = _running(document_id)  # again, now that the lease is ours: a run that held it may have moved on
+    # Again, now that the lease is ours: a run that held it may have moved on. Only the index stage writes to the
+    # graph (and names its contributor), so only it reads the graph and owner with the row.
+    document = _running(document_id, related=stage == DocumentStage.EXTRACT)
     if document is None or _stage_passed(document.stage, stage):
         if document is not None:
             logger.info("document %s is past stage %s (at %s); this late run stops", document_id, stage, document.stage)
@@ -136,11 +135,13 @@ def _stage_leased(document_id: str, stage: str, work: Callable[[Document], None]
     if document.status == DocumentStatus.PENDING:
         # Conditional, so a cancel that lands between the read and this write is never overwritten.
         if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PENDING).update(
-            status=DocumentStatus.PROCESSING
+            status=DocumentStatus.PROCESSING, stage=stage
         ):
             return False
-        document.status = DocumentStatus.PROCESSING
-    _progress(document, stage=stage, progress=document.progress)
+        document.status, document.stage = DocumentStatus.PROCESSING, stage
+        document_event_send(document)
+    else:
+        _progress(document, stage=stage, progress=document.progress)
     try:
         work(document)
     except TransientError as exc:
@@ -258,20 +259,28 @@ def document_stage_parse(*, document_id: str, last_attempt: bool = True, queue_n
         )
         with transaction.atomic():
             DocumentChunk.objects.filter(document=document).delete()
-            DocumentBlob.objects.filter(document=document).update(extraction=None)
+            if blob.extraction is not None:  # an extraction of earlier chunks (a re-parse)
+                DocumentBlob.objects.filter(document=document).update(extraction=None)
             DocumentChunk.objects.bulk_create(
                 DocumentChunk(
                     id=c.id, document=document, ordinal=c.ordinal, page=c.page, heading=c.heading, text=c.text
                 )
                 for c in chunks
             )
+            document.stage, document.progress, document.warnings = (
+                DocumentStage.CHUNK,
+                STAGE_PROGRESS[DocumentStage.CHUNK],
+                [],
+            )
             Document.objects.filter(pk=document.pk).update(
                 chunk_count=len(chunks),
                 warnings=[],
                 text_engine=parsed.engine or content_type.value,
                 ocr_pages=parsed.ocr_pages,
+                stage=document.stage,
+                progress=document.progress,
             )
-        _progress(document, stage=DocumentStage.CHUNK, progress=STAGE_PROGRESS[DocumentStage.CHUNK])
+        document_event_send(document)
 
     return _stage(document_id, DocumentStage.PARSE, work, last_attempt=last_attempt, queue_next=queue_next)
 
@@ -324,7 +333,8 @@ def document_stage_embed(
                     return
                 extracted = extracting.result()
         DocumentBlob.objects.filter(document=document).update(extraction=extraction_to_json(extracted))
-        Document.objects.filter(pk=document.pk).update(warnings=extracted.warnings)
+        if list(extracted.warnings) != list(document.warnings):
+            Document.objects.filter(pk=document.pk).update(warnings=extracted.warnings)
 
     return _stage(document_id, DocumentStage.EMBED, work, last_attempt=last_attempt, queue_next=queue_next)
 
@@ -378,9 +388,12 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
         else:  # only then is there an extraction step to show
             _progress(document, stage=DocumentStage.EXTRACT, progress=STAGE_PROGRESS[DocumentStage.EMBED])
             extraction = document_extract(rows)
-        _progress(document, stage=DocumentStage.WRITE, progress=STAGE_PROGRESS[DocumentStage.EXTRACT])
-        if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).exists():
-            return
+        document.stage, document.progress = DocumentStage.WRITE, STAGE_PROGRESS[DocumentStage.EXTRACT]
+        if not Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).update(
+            stage=document.stage, progress=document.progress
+        ):
+            return  # cancelled (or failed) meanwhile
+        document_event_send(document)
         _title_entity_add(extraction, title=document.title, chunk_ids=[r.id for r in rows])
         entities, mentions, relations = extraction_graph_inputs(extraction)
         graph_document_write(
@@ -402,24 +415,27 @@ def document_stage_index(*, document_id: str, last_attempt: bool = True, queue_n
             mentions=mentions,
             relations=relations,
         )
+        now = timezone.now()
+        finished = {
+            "status": DocumentStatus.PROCESSED,
+            "stage": DocumentStage.DONE,
+            "progress": 100,
+            "entity_count": len(extraction.entities),
+            "relation_count": len(extraction.relations),
+            "warnings": extraction.warnings,
+            "processed_at": now,
+            "modified": now,
+        }
         with transaction.atomic():
-            done = Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).update(
-                status=DocumentStatus.PROCESSED,
-                stage=DocumentStage.DONE,
-                progress=100,
-                entity_count=len(extraction.entities),
-                relation_count=len(extraction.relations),
-                warnings=extraction.warnings,
-                processed_at=timezone.now(),
-                modified=timezone.now(),
-            )
+            done = Document.objects.filter(pk=document.pk, status=DocumentStatus.PROCESSING).update(**finished)
             if done:
                 DocumentChunk.objects.filter(document=document).delete()
                 _original_keep(document)
                 DocumentBlob.objects.filter(document=document).delete()
         if not done:
             return  # cancelled, deleted or gone with its graph while the graph was written; _stage cleans up
-        document.refresh_from_db()
+        for field, value in finished.items():  # what the update wrote, without reading the row back
+            setattr(document, field, value)
         document_event_send(document)
         logger.info("document %s processed", document.id)
 

@@ -103,9 +103,11 @@ def _progress(document: Document, *, stage: str, progress: int) -> None:
     document_event_send(document)
 
 
-def _running(document_id: str) -> Document | None:
-    """The document if the pipeline should go on (not cancelled, failed, deleted or already done)."""
-    document = Document.objects.select_related("graph", "owner").filter(pk=document_id).first()
+def _running(document_id: str, *, related: bool = True) -> Document | None:
+    """The document if the pipeline should go on (not cancelled, failed, deleted or already done). related: with its
+    graph and owner read in the same query (else each is read when first used: a failure's cleanup and refund)."""
+    documents = Document.objects.select_related("graph", "owner") if related else Document.objects
+    document = documents.filter(pk=document_id).first()
     if document is None or document.deleted_at is not None:
         logger.info("document %s vanished; pipeline stops", document_id)
         return None
