@@ -66,3 +66,16 @@ def test_the_reader_reads_funding_posts_and_forms(question, answer):
 def test_the_reader_refuses_what_a_name_or_a_count_does_not_say(question):
     got = read_as_chat(question, *ARCHIVE, title="lindel-archive-notes.txt")
     assert not got.answered, got
+
+
+PREMIERE = (
+    'Rhian Coles studied carving under the sculptor Tobias Lindqvist. Her bronze group "The Netmenders" was first '
+    "shown in 1931 at the Ely Summer Fair. The unveiling was performed by Lindqvist himself."
+)
+
+
+def test_the_doer_of_the_asked_verb_named_by_surname_is_answered_in_full():
+    # "performed by Lindqvist" says who did it; the fair where it was shown does not (no performing said there),
+    # and the surname is the person another sentence names in full
+    got = read_as_chat("Who performed the unveiling of The Netmenders?", PREMIERE)
+    assert got.answered and got.short == "Tobias Lindqvist", got

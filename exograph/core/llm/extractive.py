@@ -470,6 +470,10 @@ def _common_name(name: str, sentences: list[_Sentence], kind: str) -> str:
     """A person's name as the evidence most often writes it: "Larnelle Harris" for "Larnelle Steward Harris" when
     another sentence names them so (a reference work's first sentence gives the full birth name)."""
     words = name.split()
+    if kind == "person" and len(words) == 1 and name[:1].isupper():
+        # "The premiere was conducted by Vane himself": the person another sentence names in full ("Herbert Vane")
+        full = {m.group(0) for s in sentences for m in re.finditer(rf"\b[A-Z][\w'’-]+\s+{re.escape(name)}\b", s.text)}
+        return next(iter(full)) if len(full) == 1 else name
     if kind not in ("person", "name") or len(words) < 3:
         return name
     pattern = re.compile(rf"\b{re.escape(words[0])}\s+(?:[A-Z]\.\s+)?{re.escape(words[-1])}\b")

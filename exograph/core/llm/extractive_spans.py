@@ -462,7 +462,7 @@ def _candidates(
                     SAID if span in objects else 0.0
                 )  # what the evidence says was bought, for "bought what"
                 fits = 1
-            if who_family and not who_family & family_stems(resolved(sentence.text, sentence.about)):
+            if who_verb and not _says_verb(resolved(sentence.text, sentence.about), who_verb, who_family):
                 bonus -= UNSAID
             if who_verb and _converse_doer(sentence.text, span, who_verb):
                 bonus += AGENT  # "bought it from Trinity House" for "who sold it"
@@ -497,6 +497,11 @@ def _candidates(
         for rank, sentence in enumerate(deeper, start=CANDIDATE_SENTENCES):
             read(rank, sentence, True)
     return sorted(found.values(), key=lambda t: -t[0])
+
+
+def _says_verb(sentence: str, verb: str, family: set[int]) -> bool:
+    """The sentence says the question's verb: in any form ("conducted" for "conduct"), or its relation family."""
+    return _stem(verb) in _all_stems(sentence) or bool(family & family_stems(sentence))
 
 
 def _counts_other(sentence: str, span: str, money: bool = True) -> bool:
