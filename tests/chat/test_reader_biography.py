@@ -27,32 +27,26 @@ ARCHIVE = (
 )
 
 
+LIFE_TITLE, ARCHIVE_TITLE = "rhian-coles.txt", "lindel-archive-notes.txt"
+
+
 @pytest.mark.parametrize(
-    ("question", "answer"),
+    ("question", "answer", "texts", "title"),
     [
         # the second passage opens "In 1925 she ...": she is Rhian Coles (the document's title), not Idris Vaughan
-        ("When did Rhian Coles retire?", "1967"),
-        ("Which art school employed Rhian Coles after the war?", "Glasgow School of Art"),
+        ("When did Rhian Coles retire?", "1967", LIFE, LIFE_TITLE),
+        ("Which art school employed Rhian Coles after the war?", "Glasgow School of Art", LIFE, LIFE_TITLE),
+        # funding, posts taken over, bands broken up, what a thing is written in, titles, years
+        ("Who pays for the Lindel archive?", "Carrow Foundation", ARCHIVE, ARCHIVE_TITLE),
+        ("What programming language is the Lindel app written in?", "Kotlin", ARCHIVE, ARCHIVE_TITLE),
+        ("When did Mira Holt take over the project?", "2019", ARCHIVE, ARCHIVE_TITLE),
+        ("When did the Tarrow Players break up?", "1941", ARCHIVE, ARCHIVE_TITLE),
+        ("Who leads the Lindel project?", "Mira Holt", ARCHIVE, ARCHIVE_TITLE),
+        ("In what year did the Lindel archive open?", "1998", ARCHIVE, ARCHIVE_TITLE),
     ],
 )
-def test_a_pronoun_after_an_opening_phrase_means_the_documents_subject(question, answer):
-    got = read_as_chat(question, *LIFE, title="rhian-coles.txt")
-    assert got.answered and got.short == answer, got
-
-
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        ("Who pays for the Lindel archive?", "Carrow Foundation"),
-        ("What programming language is the Lindel app written in?", "Kotlin"),
-        ("When did Mira Holt take over the project?", "2019"),
-        ("When did the Tarrow Players break up?", "1941"),
-        ("Who leads the Lindel project?", "Mira Holt"),
-        ("In what year did the Lindel archive open?", "1998"),
-    ],
-)
-def test_the_reader_reads_funding_posts_and_forms(question, answer):
-    got = read_as_chat(question, *ARCHIVE, title="lindel-archive-notes.txt")
+def test_the_reader_reads_subjects_funding_posts_and_forms(question, answer, texts, title):
+    got = read_as_chat(question, *texts, title=title)
     assert got.answered and got.short == answer, got
 
 
@@ -64,7 +58,7 @@ def test_the_reader_reads_funding_posts_and_forms(question, answer):
     ],
 )
 def test_the_reader_refuses_what_a_name_or_a_count_does_not_say(question):
-    got = read_as_chat(question, *ARCHIVE, title="lindel-archive-notes.txt")
+    got = read_as_chat(question, *ARCHIVE, title=ARCHIVE_TITLE)
     assert not got.answered, got
 
 
