@@ -184,10 +184,12 @@ def _drop_empty_created_graph(session: ResearchSession) -> None:
 
 
 def research_session_complete(*, session: ResearchSession, report: dict[str, Any], note: str = "") -> None:
-    """Mark completed with the report and release the rest of the hold."""
-    _close(
+    """Mark completed with the report and release the rest of the hold. A graph the session created that holds
+    nothing (its sources were cited where they are, or none was found) is deleted, as on failure."""
+    if _close(
         session,
         status=ResearchStatus.COMPLETED,
         fields={"report": report, "note": note[:500], "step": "done", "percent": 100},
         reason=f"research {session.id} finished",
-    )
+    ):
+        _drop_empty_created_graph(session)

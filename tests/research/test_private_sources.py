@@ -15,6 +15,7 @@ from billing.services import credit_balance
 from exograph.accounts.models import User
 from exograph.core.scope import Scope
 from exograph.documents.models import Document, DocumentStatus
+from exograph.graphs.models import Graph, GraphKind
 from research.models import ResearchSession, ResearchSource, ResearchStatus, ResearchStep
 from research.services import research_session_create
 
@@ -96,6 +97,11 @@ def test_private_session_finds_the_owners_note_asked_in_other_words_and_cites_it
     assert source.document_id == note.id
     assert not Document.objects.filter(graph_id=session.graph_id).exists()
     assert Document.objects.filter(owner=alice, deleted_at__isnull=True).count() == 1
+    # ... so the "Research: ..." graph it made holds nothing: it is not left behind, empty, atop her graph list (a
+    # newcomer's make run probe: six such graphs, the explorer opening the first). The session keeps its name.
+    session.refresh_from_db()
+    assert session.graph_id is None and session.graph_name.startswith("Research: ")
+    assert not Graph.objects.filter(owner=alice, kind=GraphKind.RESEARCH).exists()
     assert "1 source from your own documents" in report["summary"] and "World Graph" not in report["summary"]
     # money: plan, searches and the synthesis; the read of her own note is free; no contributor is paid
     assert [step.credits for step in _read_steps(session)] == [0]
