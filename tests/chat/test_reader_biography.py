@@ -73,3 +73,13 @@ def test_the_doer_of_the_asked_verb_named_by_surname_is_answered_in_full():
     # and the surname is the person another sentence names in full
     got = read_as_chat("Who performed the unveiling of The Netmenders?", PREMIERE)
     assert got.answered and got.short == "Tobias Lindqvist", got
+
+
+def test_a_separated_particle_says_the_phrasal_verb():
+    # "put up" with its object between ("was the bandstand put up") is built, not when it was last repainted
+    got = read_as_chat(
+        "When was the Harwick bandstand put up?",
+        "The Harwick bandstand was built in 1897 by the Lowther ironworks.",
+        "Volunteers repainted the Harwick bandstand and put new lamps up in 2015.",
+    )
+    assert got.answered and got.short == "1897", got

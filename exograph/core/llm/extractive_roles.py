@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_text import _OWN, _SELL, _STOP, FAMILY_STEMS, _stem
+from exograph.core.llm.extractive_text import _OWN, _SELL, _STOP, FAMILY_STEMS, _phrasal, _stem
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 
@@ -77,6 +77,9 @@ def doer_verb(question: str) -> str:
     if m is None:
         return ""
     verb = m.group(1).casefold()
+    said = re.match(r"\s*(?:who|whom)\s+([a-z]+)\b", _phrasal(question))
+    if said is not None and said.group(1) != verb:
+        return said.group(1)  # "who set the café up": founded; "who looks after it": manages
     if verb not in _AUXILIARY:
         return verb
     end = re.search(r"\b(from|to)\W*$", question.casefold())

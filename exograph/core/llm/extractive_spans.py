@@ -372,11 +372,11 @@ def _candidates(
                 kind == "person"
                 and typed == "ORGANIZATION"
                 and re.search(
-                    rf"\b(?:in|near|off|(?:north|south|east|west)(?:-?(?:east|west))?\s+of)\s+{re.escape(span)}",
+                    rf"\b(?:in|on|near|off|(?:north|south|east|west)(?:-?(?:east|west))?\s+of)\s+{re.escape(span)}",
                     sentence.text,
                 )
             ):
-                typed = "LOCATION"  # "off Skelly Point", "south of Porthallow": a place the NER took for a body
+                typed = "LOCATION"  # "off Skelly Point", "on Skerry Head": a place the NER took for a body
             if kind == "person" and typed != "PERSON" and any(_defines(sentence.text, span, n) for n in _SETTLEMENTS):
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):

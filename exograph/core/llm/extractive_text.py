@@ -451,6 +451,10 @@ FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in REL
 # Phrasal verbs that say a family's link in two words ("was set up by X" says who founded it).
 _PHRASAL = (
     (re.compile(r"\bset(?:s|ting)?\s+up\b"), " founded "),
+    # a separated particle, as questions put it: "who set the café up", "who got it going", "when was it put up"
+    (re.compile(r"\bset(?:s|ting)?\s+((?:[\w'’-]+\s+){1,5}?)up\b"), r" founded \1"),
+    (re.compile(r"\b(?:get|gets|got|getting)\s+((?:[\w'’-]+\s+){1,5}?)going\b"), r" founded \1"),
+    (re.compile(r"\b(?:put|puts|putting)\s+((?:[\w'’-]+\s+){0,5}?)up\b"), r" built \1"),
     (re.compile(r"\b(?:pass(?:ed|es)?|passing)\s+away\b"), " died "),
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\s+from\b"), " succeeded "),  # a post, from a person
     # a post or a team taken over is led ("took over the project in 2022"), a firm taken over is acquired
