@@ -238,7 +238,8 @@ def test_graph_mode_links_a_written_name_to_the_document_titled_by_it_with_a_qua
     from exograph.graphs.retrieval import graph_mode
     from exograph.graphs.types import normalize_name
 
-    monkeypatch.setattr(graph_mode, "title_keys", lambda title: [normalize_name(title)])
+    # graph mode reads a title's keys through its memo (_title_keys, 0477f75): the title's full name only
+    monkeypatch.setattr(graph_mode, "_title_keys", lambda title: (normalize_name(title),))
     assert director not in top(2)
 
 
