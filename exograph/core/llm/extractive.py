@@ -58,6 +58,7 @@ from exograph.core.llm.extractive_text import (
     says_another_relation,
     sentences_of,
     spelled,
+    title_text,
     whole_sentences,
 )
 
@@ -229,12 +230,15 @@ def extract_answer(
         return _joined(first, second, tail)
     sentences: list[_Sentence] = []
     seen: set[str] = set()
+    documents: dict[str, str] = {}  # each document's text (its passages here), for the name its title gives
+    for s in statements:
+        if s.source:
+            documents[s.source] = f"{documents.get(s.source, '')} {s.text}"
     for position, statement in enumerate(statements):
         if statement.kind in ("entity", "fact", "relation"):
             continue  # labels and triples are evidence shown as facts, never rendered as prose
         wholes = whole_sentences(statement.text)
-        document = " ".join(s.text for s in statements if s.source == statement.source) if statement.source else ""
-        lead = passage_lead(wholes, statement.source, document)
+        lead = passage_lead(wholes, statement.source, documents.get(statement.source, ""))
         for text, about in zip(wholes, pronoun_referents(wholes, lead), strict=True):
             key = text.casefold()
             if key not in seen:
@@ -462,7 +466,7 @@ def _passage(statements: Sequence[Statement], n: int, short: str) -> str:
     the short answer, and their documents' titles ("quillmark-notes.txt": a passage is about its document's subject,
     "Development is funded by ..." in notes on Quillmark)."""
     held = [s for s in statements if s.n == n or _found(short, s.text)]
-    titles = dict.fromkeys(re.sub(r"[_.-]+", " ", s.source) for s in held if s.source)
+    titles = dict.fromkeys(title_text(s.source) for s in held if s.source)
     return " ".join([*(s.text for s in held), *titles])
 
 

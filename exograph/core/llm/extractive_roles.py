@@ -79,7 +79,7 @@ def doer_verb(question: str) -> str:
     verb = m.group(1).casefold()
     said = re.match(r"\s*(?:who|whom)\s+([a-z]+)\b", _phrasal(question))
     if said is not None and said.group(1) != verb:
-        return said.group(1)  # "who set the café up": founded; "who looks after it": manages
+        return said.group(1)  # "who set the café up": founded; "who put it up": built
     if verb not in _AUXILIARY:
         return verb
     end = re.search(r"\b(from|to)\W*$", question.casefold())

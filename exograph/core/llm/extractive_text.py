@@ -333,6 +333,11 @@ def _opens_with_pronoun(sentence: str) -> bool:
     return _PRONOUN.match(sentence) is not None or _FRONTED.match(sentence) is not None
 
 
+def title_text(title: str) -> str:
+    """A document's title as words ("elin-marsh.txt" -> "elin marsh txt"), to be read for the names it gives."""
+    return re.sub(r"[_.-]+", " ", title)
+
+
 def passage_lead(sentences: Sequence[str], title: str, document: str) -> str:
     """Whom a passage is about when its sentences say it by a pronoun: its first sentence's first name, or, when
     that sentence opens with a pronoun itself ("In 1931 she married the violinist Owen Pryce": not Owen Pryce), the
@@ -341,7 +346,7 @@ def passage_lead(sentences: Sequence[str], title: str, document: str) -> str:
         return ""
     if not _opens_with_pronoun(sentences[0]):
         return next(iter(names_in(sentences[0])), "")
-    words = set(_NAME_WORD.findall(re.sub(r"[_.-]+", " ", title).casefold()))
+    words = set(_NAME_WORD.findall(title_text(title).casefold()))
     named = [n for n in names_in(document) if len(n.split()) >= 2 and set(_NAME_WORD.findall(n.casefold())) <= words]
     return max(named, key=len) if named else ""
 
