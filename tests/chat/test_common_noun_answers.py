@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from exograph.core.llm.extractive import Statement, extract_answer
-from exograph.core.llm.extractive_spans import asked_object
+from exograph.core.llm.extractive_asked import asked_object
 from tests.chat.reading import read_as_chat
 
 pytestmark = pytest.mark.django_db

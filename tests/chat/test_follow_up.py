@@ -96,7 +96,7 @@ def test_a_first_question_with_a_pronoun_is_asked_as_it_stands(alice_client, not
 
 def test_a_follow_up_is_typed_by_its_own_wh_word_and_a_relative_that_is_no_pointer_back():
     from exograph.chat.followup import is_follow_up
-    from exograph.core.llm.extractive_spans import _answer_type
+    from exograph.core.llm.extractive_asked import _answer_type
 
     # the reader reads "earlier question + follow-up": the follow-up, opener and all, says what is asked
     assert _answer_type("When was the granary put up? And who runs it today?") == "person"

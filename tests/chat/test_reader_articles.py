@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from exograph.core.llm.extractive_text import _stem, pronoun_referents, resolved
+from exograph.core.llm.extractive_referents import pronoun_referents, resolved
+from exograph.core.llm.extractive_text import _stem
 from tests.chat.reading import read_as_chat
 
 MILL = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from exograph.core.llm.extractive_spans import asked_object, asked_verb
+from exograph.core.llm.extractive_asked import asked_object, asked_verb
 from exograph.core.llm.extractive_text import _stem, family_words
 from tests.chat.reading import read_as_chat
 

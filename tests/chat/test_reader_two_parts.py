@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from exograph.core.llm.extractive import two_parts
+from exograph.core.llm.extractive_parts import two_parts
 from tests.chat.reading import read_as_chat
 
 CLUB = (

@@ -21,8 +21,10 @@ The steps (each documented where it is):
     type the answer ("which city": a place, "which company": a body, "which actor": a person), and a name the
     best sentence defines as that noun ("X was an American actor", "the actor X") is preferred.
 
-The text handling lives in extractive_text.py, the answer types and spans in extractive_spans.py, chains,
-choices and yes/no comparisons in extractive_chains.py; this module reads the evidence and writes the answer.
+The text handling lives in extractive_text.py, pronouns and their referents in extractive_referents.py, the
+question's reading in extractive_asked.py, the answer types and spans in extractive_spans.py, chains, choices and
+yes/no comparisons in extractive_chains.py, questions of two parts in extractive_parts.py, the one-link answer's
+check in extractive_link.py; this module reads the evidence and writes the answer.
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from exograph.core.llm.extractive_asked import _answer_type, asked_noun
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
-from exograph.core.llm.extractive_roles import doer_verb
-from exograph.core.llm.extractive_spans import _answer_type, _candidates, asked_noun
+from exograph.core.llm.extractive_link import _says_the_link
+from exograph.core.llm.extractive_parts import two_parts
+from exograph.core.llm.extractive_referents import passage_lead, pronoun_referents, resolved, title_text
+from exograph.core.llm.extractive_spans import _candidates
 from exograph.core.llm.extractive_text import (
     _WH,
     EntityTypes,
@@ -47,18 +52,9 @@ from exograph.core.llm.extractive_text import (
     _stem,
     _stems,
     _word_match,
-    family_stems,
-    family_words,
-    life_families,
     names_in,
-    names_the_subject,
-    passage_lead,
-    pronoun_referents,
-    resolved,
-    says_another_relation,
     sentences_of,
     spelled,
-    title_text,
     whole_sentences,
 )
 
@@ -91,18 +87,6 @@ CONFIDENT_MARGIN = 0.1  # the short answer's lead over the next candidate at whi
 # the wrong way round (AUC 0.36) and is left to decide whether the evidence answers at all.
 TYPE_SURENESS = {1: 1.0, 0: 2 / 3, -1: 1 / 3}
 CHAIN_SURENESS = 0.8
-# A one-link answer's sentence must mean what the question asks (MiniLM cosine): at least MEANING_FLOOR, and at
-# least LINK_MEANING when it does not say the relation family the question names. Chosen on the dev sets (HotpotQA
-# dev 100, articles, probe articles; near-topic questions the documents do not answer): refused 7 of 16 near-topic
-# questions, 1 of 100 HotpotQA dev answers lost; HotpotQA validation 40, held-out articles and chains unchanged.
-# The passage must also name what the question names, and the sentence must not say another relation instead of
-# the asked one (near-topic questions refused 6 -> 14 of 15 on the articles dev set; answers, HotpotQA validation 40,
-# held-out articles and chains unchanged).
-MEANING_FLOOR = 0.25
-LINK_MEANING = 0.4
-# a sentence holding this share of the question's words (a relation family's word counting half) says it, whatever
-# its meaning as a whole (a long sentence's other clauses pull MiniLM's cosine under MEANING_FLOOR)
-WORDS_ENOUGH = 0.75
 
 
 @dataclass(frozen=True)
@@ -354,43 +338,6 @@ def extract_answer(
     )
 
 
-# A question's closing second part: "..., and where?", "... and from whom?", "..., and who from?"
-_SECOND_PART = re.compile(
-    r",?\s+and\s+(where|(?:since )?when|who|whom|(?:from|by|with|to) whom|who (?:from|by|with|to)|how many|how much)\s*\?*\s*$",
-    re.IGNORECASE,
-)
-# ... or a whole second question: "Who carved the memorial, and when was it raised?"
-_SECOND_QUESTION = re.compile(
-    r",\s+and\s+((?:where|when|who|whom|which|what|how many|how much)\s+(?:is|are|was|were|did|does|do|will|has|have|had)"
-    r"\b[^?]*)\?*\s*$",
-    re.IGNORECASE,
-)
-_WH_OPENER = re.compile(r"^\s*(?:who|whom|what|which|where|when|how many|how much)\b\s*", re.IGNORECASE)
-
-
-def two_parts(question: str) -> tuple[str, str] | None:
-    """A question that asks two things of one clause, as two questions: "Who will teach grafting, and where?" ->
-    ("Who will teach grafting?", "Where will teach grafting?"); "What did they buy, and from whom?" -> (..., "Who
-    did they buy from?"). None for a question of one part, or one whose first part opens with no wh-word."""
-    whole = _SECOND_QUESTION.search(question)
-    if whole is not None and _WH_OPENER.match(question):
-        asked = whole.group(1).strip()
-        return question[: whole.start()].rstrip(" ,") + "?", f"{asked[:1].upper()}{asked[1:]}?"
-    tail = _SECOND_PART.search(question)
-    if tail is None:
-        return None
-    first = question[: tail.start()].rstrip(" ,") + "?"
-    opener = _WH_OPENER.match(first)
-    if opener is None:
-        return None
-    rest = first[opener.end() :].rstrip("?").strip()
-    asked = " ".join(tail.group(1).casefold().split())
-    preposition = next((w for w in asked.split() if w in ("from", "by", "with", "to")), "")
-    wh = "who" if preposition else asked.removeprefix("since ")
-    second = f"{wh.capitalize()} {rest}{' ' + preposition if preposition else ''}?"
-    return first, second
-
-
 def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     """One answer to a question of two parts: the first part's, with the second part's short answer beside its own
     ("Margaret Oduya [1], in the community hall [1].") and its sentences, or a plain word that the documents don't
@@ -426,35 +373,6 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
         fits=min(first.fits, second.fits),
         sentences=lines,
     )
-
-
-# "Who is Northwind's auditor?", "Who was the treasurer of the club?": the role a who-question asks for
-_ROLE_ASKED = re.compile(
-    r"\s*(?i:who)\s+(?:is|was|are|were)\s+(?:(?:the|a|an)\s+|[\w'’.-]+(?:\s+[\w'’.-]+){0,3}['’]s\s+)([a-z]+)\b"
-)
-
-
-def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
-    """Whether the sentence holding a one-link short answer says what the question asks: its passage names what the
-    question names (names_the_subject) and every figure it names ("in 2020"); its meaning (MiniLM cosine with the question, its pronoun read as its
-    referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
-    (RELATION_FAMILIES: founded, owns, born, ...; says_another_relation); and when it does not say that relation,
-    its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
-    if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < WORDS_ENOUGH):
-        return False
-    if not all(_found(key, passage) for key in _question_keys(question) if key[:1].isdigit()):
-        return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for
-    wanted = family_words(question)
-    said = resolved(where.text, where.about)
-    verb = doer_verb(question)
-    if verb and not family_words(verb) and _stem(verb) not in _stems(passage) and where.meaning < LINK_MEANING:
-        return False  # "Who painted the sign?" over a passage that never says painted, nor means it
-    role = _ROLE_ASKED.match(question)
-    if role and not family_words(role.group(1)) and not _found(role.group(1), passage):
-        return False  # "Who is Northwind's auditor?" over a passage that names no auditor: not its chief executive
-    if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
-        return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
-    return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)
 
 
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 
+from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
+from exograph.core.llm.extractive_referents import described_subject
 from exograph.core.llm.extractive_spans import (
     Fill,
     _candidates,
     _defines,
     _objects,
     _spans,
-    asked_noun,
-    asked_object,
-    head_noun,
 )
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
@@ -28,7 +27,6 @@ from exograph.core.llm.extractive_text import (
     _Sentence,
     _stem,
     _stems,
-    described_subject,
     names_in,
     says_another_relation,
 )

@@ -6,8 +6,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from exograph.core.llm.extractive_asked import (
+    _MONEY_NOUNS,
+    _NOUN_TYPES,
+    _PERSON_NOUNS,
+    _PLACE_NOUNS,
+    _singular,
+    asked_noun,
+    asked_object,
+    asked_verb,
+    head_noun,
+)
+from exograph.core.llm.extractive_referents import resolved
 from exograph.core.llm.extractive_roles import (
-    _ARTICLES,
     _agent,
     _before_asked_noun,
     _common_places,
@@ -29,7 +40,6 @@ from exograph.core.llm.extractive_text import (
     _NUMBER,
     _STOP,
     _UNITS,
-    _YESNO,
     BORN,
     DIED,
     FAMILY_STEMS,
@@ -42,54 +52,10 @@ from exograph.core.llm.extractive_text import (
     family_stems,
     family_words,
     names_in,
-    resolved,
-    sentences_of,
 )
 
-# What a "what/which <noun>" question's noun says about its answer (the rest are names of that noun's kind).
-_PLACE_NOUNS = frozenset(
-    "city country state town county place region island river village district province capital location "
-    "continent area neighborhood neighbourhood suburb borough municipality nation".split()
-)
-_DATE_NOUNS = frozenset("year date day month century decade era period timeframe".split())
-_PERSON_NOUNS = frozenset(
-    "person man woman actor actress singer writer author director player politician musician artist "
-    "screenwriter producer composer painter poet novelist scientist manager coach driver footballer "
-    "king queen president founder leader journalist comedian rapper son daughter father mother brother "
-    "sister wife husband".split()
-)
-_NOT_NOUN = frozenset(
-    "is was are were be been did does do has have had can could will would should may might in of on at "
-    "from by for that who which whom whose with to and or as than into about during after before under "
-    "between among across".split()
-)
-_KIND_OF = frozenset("type kind sort name form genre".split())
-# What a "what/which <noun>" question's noun says about the NER type of its answer (the nouns of no listed type
-# leave the type open). Types as the offline extractor's NER gives them (documents/extraction/ner.py).
-_NOUN_TYPES: dict[str, frozenset[str]] = {
-    noun: frozenset(types.split())
-    for nouns, types in (
-        ("company firm corporation business organization organisation team club band group label university "
-         "college school network channel agency party airline brand publisher manufacturer studio franchise "
-         "conference league newspaper magazine station institution bank retailer chain charity foundation trust "
-         "society association cooperative co-operative union federation council committee ministry department "
-         "hospital laboratory lab", "ORGANIZATION"),
-        ("film movie album song book novel series show play opera poem painting single programme program "
-         "sitcom documentary musical comic", "WORK"),
-        ("building stadium bridge airport hotel arena venue museum church castle tower street road park "
-         "mountain lake river", "LOCATION"),
-        ("airplane aircraft plane car vehicle device ship rifle gun engine console", "PRODUCT"),
-        ("war battle festival tournament event competition championship race", "EVENT"),
-    )
-    for noun in nouns.split()
-}  # fmt: skip
 _SETTLEMENTS = frozenset("city town village hamlet suburb island river county country region".split())
 _GENERIC = _PLACE_NOUNS | frozenset(_NOUN_TYPES) | frozenset("mount saint st port cape bay point".split())
-# sums of money: "what was revenue", "what were its profits" are answered in a currency
-_MONEY_NOUNS = "revenue sales turnover profit income cost price budget salary fee earnings spending loss debt"
-_NUMBER_NOUNS = frozenset(
-    f"population number amount total count capacity attendance height length {_MONEY_NOUNS}".split()
-)
 # The types a kind of answer takes; a span the NER types otherwise is not of that kind.
 _KIND_TYPES = {
     "person": frozenset({"PERSON", "ORGANIZATION"}),
@@ -122,98 +88,6 @@ _CHANGE = re.compile(
     r"jump(?:ed)?|shrink|shrank|change[sd]?|(?:go|goes|went|gone)\s+(?:up|down))\b",
     re.IGNORECASE,
 )  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
-
-
-_VERBS = frozenset("star stars play plays won win wins hold holds host hosts make makes own owns lead leads".split())
-
-
-def _verb_like(word: str) -> bool:
-    """A word that ends a noun phrase: an article, a past form ("developed"), or a common verb."""
-    return word in _ARTICLES or word in _VERBS or (len(word) > 4 and word.endswith("ed"))
-
-
-def asked_noun(question: str) -> str:
-    """The noun a "what/which ..." question asks for ("what county" -> county, "which Mexican Formula One
-    driver" -> driver, "what type of forum" -> forum), lower case; "" when the question names none."""
-    match = re.search(r"\b(?:what|which)\s+(.*)", question, re.IGNORECASE)
-    if match is None:
-        return ""
-    words = re.findall(r"[\w'’-]+|[^\w\s]", match.group(1))
-    if len(words) > 2 and words[0].casefold() in ("is", "was", "are", "were") and words[1].casefold() == "the":
-        words = words[2:]  # "what is the county seat of ...": the noun phrase after "the"
-    phrase: list[str] = []
-    for index, word in enumerate(words):
-        low = word.casefold()
-        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN or (phrase and _verb_like(low)):
-            if low == "of" and phrase and phrase[-1].casefold() in _KIND_OF:
-                phrase = []  # "type of forum": the noun is after "of"
-                continue
-            break
-        if index >= 8:
-            break
-        phrase.append(word)
-    if not phrase or phrase[-1].casefold() in _STOP:
-        return ""
-    return phrase[-1].casefold()
-
-
-def _singular(noun: str) -> str:
-    return noun[:-1] if len(noun) > 4 and noun.endswith("s") and not noun.endswith("ss") else noun
-
-
-def head_noun(question: str) -> str:
-    """The noun the question asks for: a what/which question's noun, else the noun after "this"/"these" ("has
-    worked with this gospel singer"), singular and lower case; the last part of a hyphenated noun
-    ("singer-songwriter" -> songwriter); "" when the question names none."""
-    noun = asked_noun(question)
-    if not noun:
-        match = re.search(
-            r"\b(?:this|these)\s+((?:[\w-]+\s+){0,3}?)([a-z][\w-]*)\b(?=\s+(?:who|that|which|whose|is|was|"
-            r"has|had|did|does|born|from|in|of|with|by|[a-z]+ed)\b|\s*[?,])",
-            question,
-        )
-        noun = match.group(2) if match else ""
-    return _singular(noun.split("-")[-1].casefold())
-
-
-def _answer_type(question: str) -> str:
-    """The kind of answer the question asks for; a question of several sentences is typed by its last ("The
-    director X has an OBE. Does Y also have one?": yes/no)."""
-    parts = sentences_of(question.strip())
-    if len(parts) > 1 and parts[-1].rstrip().endswith("?"):
-        question = parts[-1]
-    question = re.sub(r"^(?:and|but|so)\s+", "", question.strip(), flags=re.IGNORECASE)  # "And who sold it?"
-    q = question.casefold()
-    if _YESNO.match(q):
-        return "yesno"
-    if re.search(
-        r"\bhow (many|much|long|old|far|tall|large|big|heavy|wide|deep|high|fast)\b|\bwhat (number|percentage|amount)\b",
-        q,
-    ):
-        return "number"
-    bare = re.match(
-        r"what (?:is|was|are|were|will be)\s+(?:(?:the|its|their|our|his|her)\s+)?([a-z]+)(?:\s+([a-z]+))?", q
-    )
-    if _singular(asked_noun(question)) in _NUMBER_NOUNS or (
-        bare and any(w in _NUMBER_NOUNS or _singular(w) in _NUMBER_NOUNS for w in bare.groups() if w)
-    ):
-        return "number"  # "what was the population of ...", "what was revenue in the third quarter"
-    if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
-        return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
-    noun = head_noun(question)
-    # The wh-word may open the question or close it ("... a civil war that ended when?").
-    last = re.sub(r"[^\w\s]", " ", q).split()[-1:]
-    if q.startswith("when") or last == ["when"] or noun in _DATE_NOUNS or re.search(r"\bdate of\b", q):
-        return "date"
-    if q.startswith("where") or last == ["where"] or noun in _PLACE_NOUNS:
-        return "place"
-    if re.search(r"\bnationality\b", q):
-        return "nationality"
-    if re.search(r"\bfor a living\b|\b(?:job|occupation|profession)\b|^what (?:does|did|do) (?:\S+ ){1,4}do\b", q):
-        return "role"  # "What does Thomas Vireo do for a living?": "painter"
-    if q.startswith(("who", "whom", "whose")) or noun in _PERSON_NOUNS:
-        return "person"
-    return "name"
 
 
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
@@ -528,31 +402,6 @@ def _counted_nouns(noun: str) -> str:
     return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
 
 
-def asked_object(question: str) -> str:
-    """The verb a question asks the object of ("... secured what for Ethiopia?" -> secured), lower case; "" when
-    the question's "what" names a noun ("what county") or follows no verb."""
-    match = re.search(r"\b([a-z]{4,})\s+what\b(?:\s+([\w'’-]+))?", question)
-    if match is None:
-        # "What did the jury award?", "What does Acme sell?": the verb closes the question
-        closing = re.match(r"\s*what\s+(?:did|does|do|has|have|had|will|would|can|could)\s+\S.*?\s([a-z]{3,})\s*\?*\s*$",
-                           question, re.IGNORECASE)  # fmt: skip
-        verb = closing.group(1) if closing else ""
-        # "What language is Quillmark written in?": the noun types the answer, written after the closing verb
-        passive = re.match(r"\s*(?:what|which)\s+[a-z]+\s+(?:is|was|are|were)\s+\S.*?\s([a-z]{3,}ed|written|built|"
-                           r"made|held|sung|spoken|told|taught|drawn|shown|won)\s+(?:in|on|at|with|from|into|for)\s*\?*\s*$",
-                           question, re.IGNORECASE)  # fmt: skip
-        verb = verb or (passive.group(1) if passive else "")
-        if not verb.islower():
-            return ""  # "What does the waiter gain from the Budget?": a name closes it, not a verb
-        return "" if verb in _NOT_NOUN or verb in _STOP or verb in ("do", "mean") else verb
-    if match.group(1) in _NOT_NOUN or match.group(1) in _STOP:
-        return ""
-    after = (match.group(2) or "").casefold()
-    if after and after not in _NOT_NOUN:
-        return ""  # "won what award": the noun types the answer
-    return match.group(1)
-
-
 def _subjects(sentence: str, noun: str) -> list[str]:
     """The subject a sentence defines as the asked noun, lower case or opening the sentence ("Drifting is a
     driving technique ..." -> Drifting for "what technique"); at most four words."""
@@ -609,21 +458,3 @@ def _role_before(sentence: str, span: str) -> str:
         return ""
     word = _singular(match.group(1).split("-")[-1])
     return word if word in _ROLES else ""
-
-
-def asked_verb(question: str) -> tuple[str, list[str]] | None:
-    """A "who/which ... <verb> <name>" question's verb and the names it is done to ("Who manufactured Meridian
-    Rail's trains?" -> ("manufactured", ["Meridian Rail"])); None for "who is/was/did ..." or no verb."""
-    match = re.match(r"\s*who\s+([a-z]+)\s+(.*)$", question, re.IGNORECASE)
-    noun = asked_noun(question) if match is None else ""
-    if noun:  # "Which group owns ...": the verb after the asked noun
-        match = re.match(
-            rf"\s*(?:what|which)\s+(?:[\w'’-]+\s+){{0,3}}?{re.escape(noun)}\s+([a-z]+)\s+(.*)$", question, re.IGNORECASE
-        )
-    if match is None:
-        return None
-    verb = match.group(1).casefold()
-    if len(verb) < 3 or verb in _NOT_NOUN or verb in _STOP or verb in _ARTICLES or verb.endswith("ing"):
-        return None
-    objects = [name for name in names_in(match.group(2)) if not name[:1].isdigit()]
-    return (verb, objects) if objects else None

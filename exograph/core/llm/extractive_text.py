@@ -62,7 +62,6 @@ _CALENDAR = re.compile(
 # A nationality or demonym, also hyphenated ("Bangladeshi-British"): never a person's name.
 _NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i)(?:-[A-Z][a-z]+(?:an|ish|ese|ian|ic|ch|i))*$")
 _TOKEN = re.compile(r"[\w'’.&-]+(?:\+\+|#(?!\w))?|[^\w\s]", re.UNICODE)  # "C++", "F#" are one name
-_PRONOUN = re.compile(r"^(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)  # a sentence about its passage's subject
 _RELATIVE = re.compile(r"\b(that|which|who|whom|whose|where)\b", re.IGNORECASE)
 _WH = ("who", "whom", "whose", "what", "which", "where", "when", "why", "how")
 _YESNO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE)
@@ -250,130 +249,6 @@ def names_in(text: str) -> list[str]:
 
 
 _NAME_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
-_PERSONAL = re.compile(r"^(he|she|his|her)\b", re.IGNORECASE)
-# A sentence about its passage's subject whose pronoun follows an opening phrase: "After the war she became ...",
-# "In 1931 he married ..." (read as opening with the pronoun).
-_FRONTED = re.compile(
-    r"^((?:in|on|by|after|since|during|from|at|later|then|before|when|while|following|until|throughout)\b"
-    r"[^,.;]{0,40}?,?\s+)(he|she|they|it)\b",
-    re.IGNORECASE,
-)
-
-
-def _personal(sentence: str) -> bool:
-    """The sentence's opening pronoun (or the one after its opening phrase) is a person's: he, she, his, her."""
-    fronted = _FRONTED.match(sentence)
-    return _PERSONAL.match(sentence) is not None or (
-        fronted is not None and fronted.group(2).casefold() in ("he", "she")
-    )
-
-
-# A sentence about its passage's subject by a generic noun instead of a pronoun: "In 2024 the company was bought by
-# X", "The firm's founder ...": read as "it"/"its" (its referent is the name an earlier sentence is about), unless a
-# name follows the noun ("the company Orrin Therapeutics" names its own).
-_DESCRIBED = re.compile(
-    r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+(?:company|firm|business|"
-    r"group|corporation|charity|trust|foundation|society|club|team|band|museum|school|college|university|hospital|"
-    r"clinic|institute|agency|council|studio|publisher|brewery|bakery|shop|restaurant|hotel|startup|manufacturer|"
-    r"maker|retailer|airline|railway|partnership|library|software|app|platform|organi[sz]ation)(?:['’]s)?)\b(?!\s+(?-i:[A-Z]))",
-    re.IGNORECASE,
-)
-
-
-def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
-    """Whom each sentence of a passage that opens with a pronoun is about ("" for the others): the nearest earlier
-    sentence that names someone or something: "he"/"she" the first name of two words or more with no article
-    before it there (a person's: "The Wexley Harriers ... under the coach Marta Silvan. She had joined ..."), "it"/"they" the first name there (its subject: "The
-    Marlowe Lighthouse stands ... It was designed by ..."); an earlier sentence opening with a pronoun of the same
-    kind passes its own referent on ("X is a singer. He became notable ... He made his debut ..."); the passage's
-    lead name when no earlier sentence names one."""
-    referents: list[str] = []
-    for index, sentence in enumerate(sentences):
-        opening = (
-            _PRONOUN.match(sentence) or _FRONTED.match(sentence) or (_DESCRIBED.match(sentence) if index else None)
-        )
-        if opening is None:
-            referents.append("")
-            continue
-        if not _opens_with_pronoun(sentence):  # "the company": the name an earlier sentence opens with, as subject
-            referents.append(next((n for back in sentences[index - 1 :: -1] if (n := _subject_name(back))), ""))
-            continue
-        personal = _personal(sentence)
-        found = lead
-        for back in range(index - 1, -1, -1):
-            earlier = sentences[back]
-            if _personal(earlier) == personal and (referents[back] or _opens_with_pronoun(earlier)):
-                found = referents[back] or lead  # (its own pronoun means the same one, never a name after it)
-                break
-            names = [n for n in names_in(earlier) if not _DATE.fullmatch(n) and not n[:1].isdigit()]
-            if personal:  # a person's name has two words or more and no article before it ("the Wexley Harriers")
-                names = [
-                    n
-                    for n in names
-                    if len(n.split()) >= 2 and not re.search(rf"\b(?:the|a|an)\s+{re.escape(n)}", earlier, re.I)
-                ]
-            if names:
-                found = names[0]
-                break
-        referents.append(found)
-    return referents
-
-
-def _subject_name(sentence: str) -> str:
-    """The name a sentence opens with as its subject ("Orrin Therapeutics, which ..., is based", "Tamsin Ales was
-    set up"), or "" ("The council's clerk, Harriet Vane, ...": the name is not its subject)."""
-    first = next(iter(names_in(sentence)), "")
-    opens = first and re.match(
-        rf"(?:the\s+)?{re.escape(first)}(?:,|\s+(?:is|was|are|were|has|had|[a-z]+ed|[a-z]+s)\b)", sentence
-    )
-    return first if opens else ""
-
-
-def _opens_with_pronoun(sentence: str) -> bool:
-    return _PRONOUN.match(sentence) is not None or _FRONTED.match(sentence) is not None
-
-
-def title_text(title: str) -> str:
-    """A document's title as words ("elin-marsh.txt" -> "elin marsh txt"), to be read for the names it gives."""
-    return re.sub(r"[_.-]+", " ", title)
-
-
-def passage_lead(sentences: Sequence[str], title: str, document: str) -> str:
-    """Whom a passage is about when its sentences say it by a pronoun: its first sentence's first name, or, when
-    that sentence opens with a pronoun itself ("In 1931 she married the violinist Owen Pryce": not Owen Pryce), the
-    name its document's title gives ("elin-marsh.txt": Elin Marsh, as the document's text writes it), else none."""
-    if not sentences:
-        return ""
-    if not _opens_with_pronoun(sentences[0]):
-        return next(iter(names_in(sentences[0])), "")
-    words = set(_NAME_WORD.findall(title_text(title).casefold()))
-    named = [n for n in names_in(document) if len(n.split()) >= 2 and set(_NAME_WORD.findall(n.casefold())) <= words]
-    return max(named, key=len) if named else ""
-
-
-def described_subject(sentence: str) -> bool:
-    """The sentence's subject is its passage's, called by a generic noun ("In 2024 the company was bought by X")."""
-    return _DESCRIBED.match(sentence) is not None
-
-
-def resolved(sentence: str, referent: str) -> str:
-    """The sentence with its opening pronoun replaced by its referent ("It was designed by X" -> "The Marlowe
-    Lighthouse was designed by X"; "Its ..." -> "The Marlowe Lighthouse's ..."), for reading it out of context."""
-    if not referent:
-        return sentence
-    match = _PRONOUN.match(sentence)
-    fronted = _FRONTED.match(sentence) if match is None else None
-    if fronted is not None:
-        return fronted.group(1) + referent + sentence[fronted.end() :]
-    if match is None:
-        described = _DESCRIBED.match(sentence)
-        if described is None:
-            return sentence
-        owner = described.group(2).casefold().endswith(("'s", "’s"))
-        return described.group(1) + (f"{referent}'s" if owner else referent) + sentence[described.end() :]
-    word = match.group(1).casefold()
-    said = f"{referent}'s" if word in ("his", "her", "its", "their") else referent
-    return said + sentence[match.end() :]
 
 
 @lru_cache(maxsize=4096)
