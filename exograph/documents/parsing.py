@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,7 +210,9 @@ _MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 def text_blocks(*, text: str, markdown: bool) -> list[Block]:
     """Blocks of a text document, in-process (no sandbox): one per paragraph; Markdown ATX headings
-    (`#` … `######`) become the heading path ("A › B") of the paragraphs below them, as DOCX headings do."""
+    (`#` … `######`) become the heading path ("A › B") of the paragraphs below them, as DOCX headings do. A title
+    line written straight above its paragraph ("History" then "A fishing village stood ...") is a paragraph of its
+    own (_title_line), never glued to the sentence after it."""
     blocks: list[Block] = []
     headings: list[str] = []
     paragraph: list[str] = []
@@ -221,19 +223,45 @@ def text_blocks(*, text: str, markdown: bool) -> list[Block]:
             blocks.append(Block(text=body, page=None, heading=" › ".join(headings)))
         paragraph.clear()
 
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for index, line in enumerate(lines):
         match = _MD_HEADING.match(line) if markdown else None
         if match:
             flush()
             level, title = len(match.group(1)), " ".join(match.group(2).split())
             headings = [*headings[: level - 1], title]
             blocks.append(Block(text=title, page=None, heading=" › ".join(headings), level=level, kind="heading"))
+        elif line.strip() and _title_line(lines, index, paragraph):
+            flush()
+            paragraph.append(line)
+            flush()
         elif line.strip():
             paragraph.append(line)
         else:
             flush()
     flush()
     return blocks
+
+
+_TITLE_END = re.compile(r"[.,;:!?…)\]\"'”’-]$")
+_TITLE_TAIL = frozenset("a an the of and or to in on for with by at from as is was are were that".split())
+
+
+def _title_line(lines: Sequence[str], index: int, paragraph: Sequence[str]) -> bool:
+    """Whether lines[index] is a title written straight above the text it heads: a short capitalised line with no
+    closing punctuation, at a paragraph's start or after a finished sentence, followed by a capitalised line, and
+    much shorter than the paragraph's wrapped lines (a hard-wrapped sentence's middle line runs to the wrap width)."""
+    line = lines[index].strip()
+    following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+    words = line.split()
+    if not following or not 1 <= len(words) <= 8 or len(line) > 60 or _TITLE_END.search(line):
+        return False
+    if not (line[:1].isupper() or line[:1].isdigit()) or not (following[:1].isupper() or following[:1].isdigit()):
+        return False
+    if words[-1].casefold() in _TITLE_TAIL or (paragraph and not re.search(r"[.!?:]$", paragraph[-1].strip())):
+        return False
+    width = max(len(other.strip()) for other in (*paragraph, following))
+    return len(line) < 0.6 * width
 
 
 def document_inspect(*, data: bytes, content_type: DocumentType) -> ParseResult:

@@ -142,3 +142,39 @@ def test_a_later_window_opens_on_a_sentence_so_no_fragment_is_read_as_one():
         assert len(body.split()) <= window
         assert set(whole_sentences(chunk.text)) <= set(sentences)
     assert set(" ".join(c.text for c in chunks).split()) >= set(" ".join(sentences).split())  # nothing lost
+
+
+def test_a_plain_text_title_written_above_its_paragraph_is_never_glued_to_its_first_sentence():
+    # Notes typed with a section title on the line straight above the text ("Opening hours" then "The shop opens
+    # ..."): the title was joined to the first sentence as one line ("Opening hours The shop opens at nine"), so the
+    # reader quoted "Opening hours The shop ..." and took "Opening" for a name. A hard-wrapped paragraph, whose middle
+    # lines are full width, stays one paragraph whatever its lines start with.
+    from exograph.core.llm.extractive_text import whole_sentences
+    from exograph.documents.parsing import text_blocks
+
+    note = (
+        "Corner bakery\n\n"
+        "Opening hours\n"
+        "The shop opens at nine on weekdays and at eight on Saturdays.\n"
+        "Staff and suppliers\n"
+        "Flour comes from the Tallow Mill near Ridley. Bread is baked by two bakers before dawn.\n\n"
+        "The oven was bought second-hand in 2019 from a hotel kitchen in the town of\n"
+        "Marsden Vale and was relined by a local mason when the bakery moved into the\n"
+        "Old Forge, which the owners rent from the parish.\n"
+    )
+    blocks = [block.text for block in text_blocks(text=note, markdown=False)]
+    assert blocks[:5] == [
+        "Corner bakery",
+        "Opening hours",
+        "The shop opens at nine on weekdays and at eight on Saturdays.",
+        "Staff and suppliers",
+        "Flour comes from the Tallow Mill near Ridley. Bread is baked by two bakers before dawn.",
+    ]
+    assert blocks[5].startswith("The oven was bought") and blocks[5].endswith("rent from the parish.")
+    assert len(blocks) == 6
+    chunks = chunk_blocks(
+        document_id="doc", blocks=text_blocks(text=note, markdown=False), max_tokens=200, overlap_tokens=20
+    )
+    sentences = [s for c in chunks for s in whole_sentences(c.text)]
+    assert "The shop opens at nine on weekdays and at eight on Saturdays." in sentences
+    assert not any(s.startswith(("Opening hours", "Staff and suppliers")) for s in sentences)
