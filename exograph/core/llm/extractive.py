@@ -38,7 +38,13 @@ from exograph.core.llm.extractive_asked import _answer_type, asked_noun
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_link import _says_the_link
 from exograph.core.llm.extractive_parts import two_parts
-from exograph.core.llm.extractive_referents import passage_lead, pronoun_referents, resolved, title_text
+from exograph.core.llm.extractive_referents import (
+    defined_nouns,
+    passage_lead,
+    pronoun_referents,
+    resolved,
+    title_text,
+)
 from exograph.core.llm.extractive_spans import _candidates
 from exograph.core.llm.extractive_text import (
     _WH,
@@ -52,6 +58,7 @@ from exograph.core.llm.extractive_text import (
     _stem,
     _stems,
     _word_match,
+    _written_out,
     names_in,
     sentences_of,
     spelled,
@@ -119,7 +126,7 @@ def _score(sentences: list[_Sentence], query: str, similarity: Similarity | None
     # an acronym the evidence never writes may be written out ("CFO": "chief financial officer")
     acronyms = [
         a
-        for a in re.findall(r"\b[A-Z]{2,6}\b", query)
+        for a in re.findall(r"\b([A-Z]{2,6})s?\b", query)  # "SREs": site reliability engineers
         if _stem(a.casefold()) in wanted and not any(re.search(rf"\b{a}\b", s.text) for s in sentences)
     ]
     # A sentence opening with a pronoun is read with its referent in the pronoun's place ("It was designed by X"
@@ -152,7 +159,7 @@ def relevance_of(question: str, ranked: list[_Sentence], evidence_text: str) -> 
         return 0.0
     keys = _question_keys(question)
     if keys:
-        covered = sum(1 for key in keys if _found(key, evidence_text)) / len(keys)
+        covered = sum(1 for key in keys if _found(key, evidence_text) or _written_out(key, evidence_text)) / len(keys)
         if covered < NAME_COVERAGE_MIN:
             return 0.0
     return round(ranked[0].score, 3)
@@ -215,6 +222,7 @@ def extract_answer(
     sentences: list[_Sentence] = []
     seen: set[str] = set()
     documents: dict[str, str] = {}  # each document's text (its passages here), for the name its title gives
+    defined: dict[str, dict[str, str]] = {}  # each document's defined nouns (defined_nouns), read once a document
     for s in statements:
         if s.source:
             documents[s.source] = f"{documents.get(s.source, '')} {s.text}"
@@ -223,7 +231,10 @@ def extract_answer(
             continue  # labels and triples are evidence shown as facts, never rendered as prose
         wholes = whole_sentences(statement.text)
         lead = passage_lead(wholes, statement.source, documents.get(statement.source, ""))
-        for text, about in zip(wholes, pronoun_referents(wholes, lead), strict=True):
+        if statement.source and statement.source not in defined:  # the nouns a document defines its names by
+            defined[statement.source] = defined_nouns(whole_sentences(documents.get(statement.source, statement.text)))
+        nouns = defined[statement.source] if statement.source else defined_nouns(wholes)
+        for text, about in zip(wholes, pronoun_referents(wholes, lead, nouns), strict=True):
             key = text.casefold()
             if key not in seen:
                 seen.add(key)
@@ -278,7 +289,7 @@ def extract_answer(
                 fits = typed_by.get(short.casefold(), 0)
                 margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)
                 support = [where] + [s for s in ranked[:1] if s is not where]
-            elif kind in ("date", "number") and similarity is not None:
+            elif kind in ("date", "number", "person", "place") and similarity is not None:
                 # "When was the foundation set up?" over notes that give no date: the documents don't say, whatever
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
@@ -295,7 +306,7 @@ def extract_answer(
         and either is None
         and kind != "yesno"
         and similarity is not None
-        and not _says_the_link(question, support[0], _passage(statements, support[0].n, short))
+        and not _says_the_link(question, support[0], f"{_passage(statements, support[0].n, short)} {support[0].about}")
     ):
         # The evidence names what the question names but its answering sentence means something else ("When was
         # Arup founded?" over "The design work was carried out by Arup ... in 2020"), or the sentence is about
@@ -376,7 +387,11 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
 
 
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
-_HONORIFIC = re.compile(r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?)\s+", re.IGNORECASE)
+_HONORIFIC = re.compile(
+    r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?|sir|dame|rev\.?|reverend|captain|capt\.?|colonel|col\.?|"
+    r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal)\s+",
+    re.IGNORECASE,
+)
 
 
 def _passage(statements: Sequence[Statement], n: int, short: str) -> str:

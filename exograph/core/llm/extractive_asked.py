@@ -50,7 +50,8 @@ _NOUN_TYPES: dict[str, frozenset[str]] = {
 # sums of money: "what was revenue", "what were its profits" are answered in a currency
 _MONEY_NOUNS = "revenue sales turnover profit income cost price budget salary fee earnings spending loss debt"
 _NUMBER_NOUNS = frozenset(
-    f"population number amount total count capacity attendance height length {_MONEY_NOUNS}".split()
+    f"population number amount total count capacity attendance height length weight width depth distance torque "
+    f"voltage temperature duration latency throughput speed recall precision accuracy {_MONEY_NOUNS}".split()
 )
 
 
@@ -117,15 +118,19 @@ def _answer_type(question: str) -> str:
     if _YESNO.match(q):
         return "yesno"
     if re.search(
-        r"\bhow (many|much|long|old|far|tall|large|big|heavy|wide|deep|high|fast)\b|\bwhat (number|percentage|amount)\b",
+        r"\bhow (many|much|long|old|far|tall|large|big|heavy|wide|deep|high|fast)\b|\bwhat (number|percentage|amount)\b"
+        r"|^what (?:does|did|do|will|would)\b.*\bcost\b",  # "what does the X2 cost?": a sum
         q,
     ):
         return "number"
     bare = re.match(
         r"what (?:is|was|are|were|will be)\s+(?:(?:the|its|their|our|his|her)\s+)?([a-z]+)(?:\s+([a-z]+))?", q
     )
-    if _singular(asked_noun(question)) in _NUMBER_NOUNS or (
-        bare and any(w in _NUMBER_NOUNS or _singular(w) in _NUMBER_NOUNS for w in bare.groups() if w)
+    measured = re.search(r"\b([a-z]+)\s+of\s+(?:what|how much)\b", q)  # "with a population of what in 2010?"
+    if (
+        _singular(asked_noun(question)) in _NUMBER_NOUNS
+        or (bare and any(w in _NUMBER_NOUNS or _singular(w) in _NUMBER_NOUNS for w in bare.groups() if w))
+        or (measured and _singular(measured.group(1)) in _NUMBER_NOUNS)
     ):
         return "number"  # "what was the population of ...", "what was revenue in the third quarter"
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):

@@ -7,6 +7,7 @@ import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
 from exograph.core.llm.extractive_referents import described_subject
+from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
     Fill,
     _candidates,
@@ -73,6 +74,7 @@ def _follow_chain(
     described = head_noun(question)
     verb = asked_object(question) if kind == "name" else ""
     asked = _all_stems(question)
+    who = doer_verb(question) if kind == "person" else ""
     best: tuple[float, str, list[_Sentence]] | None = None
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     # no nested part ("the court that heard X", "the owner of the maker of"), and not a place: places nest (a mall in
@@ -93,6 +95,8 @@ def _follow_chain(
             if rank == 0:
                 return None  # the best sentence says all the question asks: one link, not a chain from a worse one
             continue
+        if rank == 0 and who and any(_agent(first.text, name, who) for name in names_in(first.text)):
+            return None  # "an army ... under Field Marshal X" for "who led the army": the best sentence names the doer
         if rank == 0 and not open_families and flat and _candidates([first], question, kind, exclude=asked_names):
             # a flat question whose best sentence says the asked relation (no relation family left open) and
             # holds an answer of the asked kind: only other words are left ("consists of 26 programs" for "how many does it contain"),

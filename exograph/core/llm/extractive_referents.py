@@ -15,8 +15,8 @@ _PERSONAL = re.compile(r"^(he|she|his|her)\b", re.IGNORECASE)
 # A sentence about its passage's subject whose pronoun follows an opening phrase: "After the war she became ...",
 # "In 1931 he married ..." (read as opening with the pronoun).
 _FRONTED = re.compile(
-    r"^((?:in|on|by|after|since|during|from|at|later|then|before|when|while|following|until|throughout)\b"
-    r"[^,.;]{0,40}?,?\s+)(he|she|they|it)\b",
+    r"^((?:in|on|by|after|since|during|from|at|later|then|before|when|while|following|until|throughout|with)\b"
+    r"(?:[^,.;]|(?<=\d)[,.](?=\d)){0,50}?,?\s+)(he|she|they|it)\b",
     re.IGNORECASE,
 )
 
@@ -36,23 +36,70 @@ _DESCRIBED = re.compile(
     r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+(?:company|firm|business|"
     r"group|corporation|charity|trust|foundation|society|club|team|band|museum|school|college|university|hospital|"
     r"clinic|institute|agency|council|studio|publisher|brewery|bakery|shop|restaurant|hotel|startup|manufacturer|"
-    r"maker|retailer|airline|railway|partnership|library|software|app|platform|organi[sz]ation)(?:['’]s)?)\b(?!\s+(?-i:[A-Z]))",
+    r"maker|retailer|airline|railway|partnership|library|software|app|platform|organi[sz]ation)(?:['’]s)?)\b(?!\s+(?-i:[A-Z])|\s+(?:of|for|de)\s+(?-i:[A-Z]))",
     re.IGNORECASE,
 )
 
 
-def pronoun_referents(sentences: Sequence[str], lead: str) -> list[str]:
+# A sentence about a thing its document defines by a common noun: "Valdmora is a port city ..." then "The city is
+# governed by ..."; "The Kestrel X2 is an 18-volt cordless drill-driver ..." then "The drill weighs 1.4 kg" (defined_nouns).
+_THE_NOUN = re.compile(
+    r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+((?-i:[a-z][a-z-]*))(?:['’]s)?)\b"
+    r"(?!\s+(?-i:[A-Z]))",
+    re.IGNORECASE,
+)
+# Where a definition's noun phrase ends: a preposition, a relative word or a participle after the noun.
+_DEFINITION_END = frozenset(
+    "in on of at by for from with within near between that which who whose where when since and or but "
+    "known made built founded based located set run owned".split()
+)
+# Nouns that name one settlement whichever the text uses ("a port city" is "the town" of its history).
+_SETTLEMENT = frozenset("city town village port settlement municipality borough capital".split())
+
+
+def defined_nouns(sentences: Sequence[str]) -> dict[str, str]:
+    """The common nouns a document defines its names by, lower case noun -> name: "Valdmora is a port city on the
+    coast" gives city (and the other words for a settlement) -> Valdmora; "The Kestrel X2 is an 18-volt cordless
+    drill-driver made by ..." gives drill-driver, drill and driver -> Kestrel X2. The first definition of a noun wins."""
+    defined: dict[str, str] = {}
+    for sentence in sentences:
+        first = next(iter(names_in(sentence)), "")
+        opening = first and re.match(
+            rf"(?:the\s+)?{re.escape(first)}(?:\s*\([^)]*\))?,?\s+(?:is|was|are|were)\s+(?:a|an|the)\s+([^,;:()]+)",
+            sentence,
+        )
+        if not opening:
+            continue
+        head = ""
+        for word in opening.group(1).split():
+            bare = word.strip(".").casefold()
+            if bare in _DEFINITION_END or (head and bare.endswith("ed")):
+                break
+            if re.fullmatch(r"[a-z][a-z-]*", word.strip(".")):
+                head = bare
+        for noun in {head, *head.split("-"), *(_SETTLEMENT if head in _SETTLEMENT else ())} - {""}:
+            defined.setdefault(noun, first)
+    return defined
+
+
+def pronoun_referents(sentences: Sequence[str], lead: str, defined: dict[str, str] | None = None) -> list[str]:
     """Whom each sentence of a passage that opens with a pronoun is about ("" for the others): the nearest earlier
     sentence that names someone or something: "he"/"she" the first name of two words or more with no article
     before it there (a person's: "The Wexley Harriers ... under the coach Marta Silvan. She had joined ..."), "it"/"they" the first name there (its subject: "The
     Marlowe Lighthouse stands ... It was designed by ..."); an earlier sentence opening with a pronoun of the same
     kind passes its own referent on ("X is a singer. He became notable ... He made his debut ..."); the passage's
-    lead name when no earlier sentence names one."""
+    lead name when no earlier sentence names one. A sentence opening with a noun its document defines a name by
+    (`defined`, defined_nouns: "The city is governed by ...") is about that name."""
     referents: list[str] = []
     for index, sentence in enumerate(sentences):
         opening = (
             _PRONOUN.match(sentence) or _FRONTED.match(sentence) or (_DESCRIBED.match(sentence) if index else None)
         )
+        noun = _THE_NOUN.match(sentence) if opening is None and defined else None
+        if noun is not None and defined is not None and noun.group(3).casefold() in defined:
+            named = defined[noun.group(3).casefold()]
+            referents.append("" if named.casefold() in sentence.casefold() else named)
+            continue
         if opening is None:
             referents.append("")
             continue
@@ -128,6 +175,10 @@ def resolved(sentence: str, referent: str) -> str:
         return fronted.group(1) + referent + sentence[fronted.end() :]
     if match is None:
         described = _DESCRIBED.match(sentence)
+        noun = _THE_NOUN.match(sentence) if described is None else None
+        if noun is not None:  # "The city is governed by ..." -> "the city Valdmora is governed by ...": both words said
+            owner = noun.group(2).casefold().endswith(("'s", "’s"))
+            return f"{noun.group(1)}the {noun.group(3)} {referent}{'’s' if owner else ''}{sentence[noun.end() :]}"
         if described is None:
             return sentence
         owner = described.group(2).casefold().endswith(("'s", "’s"))

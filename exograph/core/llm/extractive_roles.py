@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from exograph.core.llm.extractive_text import _OWN, _SELL, _STOP, FAMILY_STEMS, _phrasal, _stem
+from exograph.core.llm.extractive_text import _IRREGULAR, _OWN, _SELL, _STOP, FAMILY_STEMS, _phrasal, _stem
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 
@@ -31,9 +31,28 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
     )
     if any(_kin(word, verb) for m in passive for word in m.group(1).split()):
         return True
+    # "an army of 9,000 men under Field Marshal X", "the orchestra under its conductor X": led by X
+    if _kin("led", verb) and re.search(
+        rf"\bunder\s+(?:(?:the|its|their|a)\s+)?(?:[\w-]+\s+){{0,2}}?{name}\b", sentence
+    ):
+        return True
     # "its managing director is X", "a single supplier for motors, X": the doer's noun up to four words before
     role = re.finditer(rf"\b([\w-]+)((?:\s+[a-z][\w-]*){{0,3}})(?:\s+(?:is|was)|,)\s+{name}\b", sentence)
     return any(_kin(m.group(1), verb) or any(_kin(w, verb) for w in m.group(2).split()) for m in role)
+
+
+def _undergoes(sentence: str, span: str, verb: str) -> bool:
+    """The sentence has span undergo the question's verb, in the passive: "Northmark Yards, founded in 1871, ...",
+    "the bridge was built by X": what was founded or built, not who did it."""
+    if not verb:
+        return False
+    after = re.search(
+        rf"\b{re.escape(span)}(?:,\s*|\s+(?:was|were|is|are|has\s+been|had\s+been)\s+)"
+        r"(?:(?:first|originally|later|then|also|jointly)\s+)?([a-z]+)\b",
+        sentence,
+    )
+    participle = after.group(1) if after is not None else ""
+    return (participle.endswith("ed") or participle in _IRREGULAR) and _kin(participle, verb)
 
 
 # The other side of a sale: "bought it from Trinity House" names the seller, "sold it to the trust" the buyer.

@@ -7,7 +7,6 @@ import re
 from collections.abc import Callable, Sequence
 
 from exograph.core.llm.extractive_asked import (
-    _MONEY_NOUNS,
     _NOUN_TYPES,
     _PERSON_NOUNS,
     _PLACE_NOUNS,
@@ -16,6 +15,17 @@ from exograph.core.llm.extractive_asked import (
     asked_object,
     asked_verb,
     head_noun,
+)
+from exograph.core.llm.extractive_figures import (
+    _ASKS_START,
+    _CHANGE,
+    _MONEY,
+    _MONEY_STEMS,
+    _SHARE,
+    _TIME_OR_LENGTH,
+    _counted_nouns,
+    _counts_other,
+    _move_end,
 )
 from exograph.core.llm.extractive_referents import resolved
 from exograph.core.llm.extractive_roles import (
@@ -28,6 +38,7 @@ from exograph.core.llm.extractive_roles import (
     _objects,
     _predicates,
     _titled,
+    _undergoes,
     date_end,
     doer_verb,
     role_phrases,
@@ -69,6 +80,7 @@ DEFINED = 0.15  # a span a sentence defines as the asked noun ("X was an America
 ROLE_OTHER = 0.1  # a span a sentence names by another role than the asked noun ("the novelist X") loses this
 DEEPER_SENTENCES = 10  # how far down the ranking a name of the asked type is sought when the best hold none
 SAID = 0.15  # a common-noun phrase the evidence writes where the question asks (after its verb, defined as its noun)
+MEASURED = 0.25  # a number the sentence gives as "<the asked quantity> of N" ("a pressure of 8 bar") gains this
 UNIT_MATCH = 0.15  # a number written with a unit of measure gains this for "how much/long/far/..." questions
 WHO_PERSON = 0.1  # a person gains this over a body for "who" (a body stays a candidate: "who distributes ...")
 QUESTION_HEAD = 0.1  # a span whose head word the question uses ("the lighthouse": "Marlowe Lighthouse") loses this
@@ -77,19 +89,10 @@ ROLE_REVERSED = 0.15  # "Meridian Rail runs trains between X and Y" for "who run
 SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer) gains this over the names after it
 ASPECT = 0.15  # "when did the trial finish": a date the sentence gives its end gains this, its start loses it
 UNSAID = 0.1  # for "who <verb>s", a name whose sentence never says the verb's relation family loses this
-CANDIDATE_SENTENCES = 4
+CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
+
+
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
-_MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
-_MONEY_STEMS = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
-# "how much did revenue grow": the change ("12%"), not the sum it reached
-_SHARE = re.compile(r"\b(?:percent|percentage|share|proportion|fraction|rate|ratio)\b", re.IGNORECASE)
-_CHANGE = re.compile(
-    r"\b(?:grow|grew|grown|rise|rose|risen|increase[sd]?|fall|fell|fallen|drop(?:ped)?|decline[sd]?|climb(?:ed)?|"
-    r"jump(?:ed)?|shrink|shrank|change[sd]?|(?:go|goes|went|gone)\s+(?:up|down))\b",
-    re.IGNORECASE,
-)  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
-
-
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
     a number with its unit when the sentence writes one."""
@@ -220,6 +223,8 @@ def _candidates(
                 continue
             if any(len(n) > 1 and n[0] == words[0] and n[-1] == words[-1] for n in named):
                 continue  # "Giuseppe Edoardo Arimondi" for the question's "Giuseppe Arimondi": its subject, not an answer
+            if any(1 < len(n) < len(words) and words[-len(n) :] == n for n in named):
+                continue  # "Valdmora Maritime Museum" for the question's "Maritime Museum": the thing asked about
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
             if kind == "place" and re.search(
@@ -239,7 +244,14 @@ def _candidates(
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
             if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question):
                 continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
-            if fill is not None and " " not in span and sentence.text.startswith(span) and not _type_of(span, types):
+            if (
+                fill is not None
+                and kind not in ("number", "date")  # "Two site reliability engineers start ...": a count
+                and " " not in span
+                and sentence.text.startswith(span)
+                and not _type_of(span, types)
+                and not _named_elsewhere(span, ranked)
+            ):
                 continue  # "Minutes of the parish council": a capital the sentence's start gives, no name the NER knows
             typed = _type_of(span, types) if wanted else ""
             if (
@@ -257,6 +269,18 @@ def _candidates(
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
+            if (
+                kind in ("person", "name")
+                and (who_verb or doing)
+                and _undergoes(sentence.text, span, who_verb or (doing[0] if doing else ""))
+            ):
+                continue  # "Northmark Yards, founded in 1871" for "who founded X": what was founded, never its founder
+            if (
+                kind == "person"
+                and typed != "PERSON"
+                and re.search(rf"\b(?:at|in|near)\s+(?:the\s+)?{re.escape(span)}\b", sentence.text)
+            ):
+                continue  # "sings at the Harbour Church" for "who founded the choir": where, never who
             if kind == "place" and typed == "PERSON":
                 if not re.search(rf"\b(?:in|at|near)\s+{re.escape(span)}", sentence.text):
                     continue  # a person is not where: "Margaret Oduya" for "where will the workshop be held"
@@ -275,9 +299,19 @@ def _candidates(
                 bonus = 0.0
             if kind == "person" and re.match(rf"{re.escape(span)}\s+[a-z]", sentence.text):
                 bonus += SUBJECT  # "Conrad Lusk joined Kestrel Freight and ran the depot": the doer opens it
-            located = kind == "place" and re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
+            located = kind == "place" and (
+                re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
+                or _move_end(sentence.text, span) > 0  # "moved from X to the Corn Exchange"
+            )
             if located:
                 bonus += 0.05
+            if kind != "date":
+                # "moves from Lisbon to Porto", "from 61.2 to 72.4": where it ends is the answer, unless the question
+                # asks where it started ("moved from", "the baseline")
+                bonus += ASPECT * _move_end(sentence.text, span) * (-1 if _ASKS_START.search(question) else 1)
+            measured = re.search(rf"\b([a-z]+)\s+(?:of|is|was)\s+(?:[a-z]+\s+){{0,2}}?{re.escape(span)}", sentence.text)
+            if kind == "number" and measured and _stem(measured.group(1)) in near_words:
+                bonus += MEASURED  # "a maximum torque of 65 Nm" for "how much torque": not the "1.4 kg" it weighs
             bonus += 0.1 * _nearness(sentence.text, span, near_words)
             if noun and noun in _all_stems(span):
                 bonus += 0.15  # "what county": "Fairfax County"
@@ -302,8 +336,8 @@ def _candidates(
                 bonus += UNIT_MATCH  # "what was revenue": "$4.2 million", not the "12%" it rose by
             elif money and (unit in _UNITS or span.endswith("%")):
                 continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
-            elif measure and unit in _UNITS:
-                bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count
+            elif measure and unit in _UNITS and not (durational and unit not in _TIME_OR_LENGTH):
+                bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count, never "4.0 Ah"
             elif unit_needed:
                 bonus -= UNIT_MATCH  # "how long did the trial last": not "sixty" (of "adults over sixty")
             if counted and re.search(
@@ -373,33 +407,18 @@ def _candidates(
     return sorted(found.values(), key=lambda t: -t[0])
 
 
+def _named_elsewhere(word: str, sentences: Sequence[_Sentence]) -> bool:
+    """Whether the evidence writes word as a name where no sentence start capitalises it, and never in lower case:
+    "Tomasz owns the migration" over "Attendees: Rosa Lindqvist, Tomasz Wierzbicki" (a first name the NER missed),
+    not "Minutes of the council" over "the minutes were read"."""
+    within = re.compile(rf"[\w,;:)]\s+{re.escape(word)}\b")
+    lower = re.compile(rf"\b{re.escape(word.casefold())}\b")
+    return any(within.search(s.text) for s in sentences) and not any(lower.search(s.text) for s in sentences)
+
+
 def _says_verb(sentence: str, verb: str, family: set[int]) -> bool:
     """The sentence says the question's verb: in any form ("conducted" for "conduct"), or its relation family."""
     return _stem(verb) in _all_stems(sentence) or bool(family & family_stems(sentence))
-
-
-def _counts_other(sentence: str, span: str, money: bool = True) -> bool:
-    """The number counts a thing: a noun follows it ("two million users", "300 people"); a sum of money counts no
-    thing, unless `money` is False (a count of staff asked: "4 million euros" counts none)."""
-    after = re.search(rf"{re.escape(span)}\s+(?:(?:million|billion|thousand|hundred)\s+)?([a-z]+)", sentence)
-    if after is None or after.group(1) in _STOP:
-        return False
-    return not money or (after.group(1) not in _MONEY and not _MONEY_STEMS & {_stem(after.group(1))})
-
-
-# "how many people": a count of people of any kind ("412 adults", "140 staff", "3,000 visitors")
-_PEOPLE = (
-    "people persons individuals adults children men women patients participants volunteers members residents "
-    "students pupils staff employees workers visitors passengers spectators delegates voters"
-).split()
-
-
-def _counted_nouns(noun: str) -> str:
-    """The pattern of the nouns a count of noun may be written with: its own stem, or any people for people and
-    for those who do something ("how many contributors": "300 people have contributed")."""
-    if noun in _PEOPLE or re.search(r"(?:er|or|ist|ant|ent)s$", noun):
-        return "|".join([*_PEOPLE, re.escape(noun), re.escape(_stem(noun))])
-    return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
 
 
 def _subjects(sentence: str, noun: str) -> list[str]:

@@ -52,7 +52,9 @@ _UNITS = frozenset(
     "centuries mm cm m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles foot feet "
     "inch inches yard yards acre acres hectare hectares g kg gram grams kilogram kilograms tonne tonnes ton tons "
     "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
-    "bar knots mph euro euros dollar dollars yen franc francs crowns kronor rupees pence cents times".split()
+    "bar knots mph nm rpm ah mah kwh kw mw hz khz mhz ghz db gb mb tb ms millisecond milliseconds microsecond "
+    "microseconds volt volts watt watts amp amps euro euros dollar dollars yen franc francs crowns kronor rupees pence "
+    "cents times".split()
 )
 _MEASURE = re.compile(r"(?:\s+|-)(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
 _CALENDAR = re.compile(
@@ -79,7 +81,8 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "start started starts found founded founder founders establish established create created "
         "launch launched co-founded cofounded",
         "head heads headed lead leads led leader direct directs directed director chief ceo chair chairs "
-        "chaired run runs ran manage manages managed manager president operate operates operated operator",
+        "chaired run runs ran manage manages managed manager president operate operates operated operator "
+        "govern governs governed governor mayor",
         "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
         "vendor supplies supplied supplier",
         "fund funds funded funding finance finances financed pay pays paid sponsor sponsors sponsored backer "
@@ -92,7 +95,9 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "play plays played player member joined",
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
-        "employ employs employed employing employee employees staff workforce headcount",
+        "employ employs employed employing employee employees employer employers staff workforce headcount worker workers",
+        "population inhabitants inhabitant inhabited inhabit residents populous live lives",
+        "twin twins twinned twinning sister",
         "replace replaced replaces succeed succeeded succeeds successor predecessor preceded",
         "transport transports transported carry carries carried haul hauls hauled ship ships shipped convey conveyed",
         "participate participates participated participant participants enrol enrols enrolled enroll enrolls "
@@ -199,10 +204,12 @@ def whole_sentences(text: str) -> list[str]:
             pieces = pieces[:-1] if len(pieces) > 1 or len(paragraphs) > 1 or stripped.endswith("…") else pieces
         parts.extend(pieces)
     out = []
-    for part in parts:
+    for index, part in enumerate(parts):
         part = part.strip("… ").strip()
         if len(part) < 12 or len(part) > 400 or "|" in part or "\t" in part:
             continue
+        if index and re.fullmatch(r"\(?\d{1,2}[.)]", parts[index - 1].strip()) and len(part.split()) <= 4:
+            continue  # "2. Incident review.": a numbered item's title, not a sentence
         if len(re.findall(r"\d", part)) > 0.3 * len(part):
             continue
         out.append(part)
@@ -227,7 +234,11 @@ def names_in(text: str) -> list[str]:
 
     for index, token in enumerate(tokens):
         starts = index == 0 or tokens[index - 1] in '.!?"“(:;'
-        capital = token[:1].isupper() or (token[:1].isdigit() and any(ch.isalpha() for ch in token))
+        capital = (
+            token[:1].isupper()
+            or (token[:1].isdigit() and any(ch.isalpha() for ch in token))
+            or re.fullmatch(r"[a-z]{1,2}[A-Z][\w-]*", token) is not None  # "mDPR", "iPhone", "eBay"
+        )
         if capital and not (starts and token.casefold() in _OPENERS):
             current.append(token)
         elif (
@@ -277,6 +288,12 @@ def _spelled_out(acronym: str, text: str) -> bool:
     return bool(spelled(acronym, text))
 
 
+def _written_out(key: str, text: str) -> bool:
+    """key is an acronym (or its plural) the text writes out: "SREs" over "two site reliability engineers"."""
+    acronym = re.fullmatch(r"([A-Z]{2,6})s?", key)
+    return acronym is not None and _spelled_out(acronym.group(1), text)
+
+
 def spelled(acronym: str, text: str) -> str:
     """The words text writes acronym out in ("chief financial officer" for CFO), or ""."""
     if not _ACRONYM.fullmatch(acronym):
@@ -324,7 +341,10 @@ _FOUNDED, _BASED, _PAID = (
 SAYS_ALSO = {_BASED: {_FOUNDED}, _PAID: {_OWN, _SELL}}
 # Said in passing about a person or a place ("Patrick, employed as a waiter, ..."): matches a question asking it, but
 # never counts as another relation than the asked one.
-_IN_PASSING = {RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f)) for w in ("employ", "enrolled")}
+_IN_PASSING = {
+    RELATION_FAMILIES.index(next(f for f in RELATION_FAMILIES if w in f))
+    for w in ("employ", "enrolled", "inhabitants", "twinned")
+}
 FAMILY_STEMS = tuple(frozenset(_stem(word) for word in family) for family in RELATION_FAMILIES)
 
 
@@ -412,7 +432,7 @@ def names_the_subject(question: str, passage: str) -> bool:
         for word in key.split()
         if word.casefold() not in _CONNECTORS
     }
-    return not words or any(_found(word, passage) for word in words)
+    return not words or any(_found(word, passage) or _written_out(word, passage) for word in words)
 
 
 def family_words(text: str) -> set[int]:

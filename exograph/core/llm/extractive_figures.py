@@ -1,0 +1,64 @@
+"""The extractive reader's figures (exograph/core/llm/extractive_spans.py): sums of money and the currencies they are
+written in, shares and changes, the units a duration or length is given in, the two ends of a move or change
+("from A to B"), and what a number counts ("how many people": people of any kind). Pure."""
+
+from __future__ import annotations
+
+import re
+
+from exograph.core.llm.extractive_asked import _MONEY_NOUNS
+from exograph.core.llm.extractive_text import _STOP, _stem
+
+_MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
+_MONEY_STEMS = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
+# "how much did revenue grow": the change ("12%"), not the sum it reached
+_SHARE = re.compile(r"\b(?:percent|percentage|share|proportion|fraction|rate|ratio)\b", re.IGNORECASE)
+_CHANGE = re.compile(
+    r"\b(?:grow|grew|grown|rise|rose|risen|increase[sd]?|fall|fell|fallen|drop(?:ped)?|decline[sd]?|climb(?:ed)?|"
+    r"jump(?:ed)?|shrink|shrank|change[sd]?|(?:go|goes|went|gone)\s+(?:up|down))\b",
+    re.IGNORECASE,
+)
+
+
+# The units a "how long" question is answered in: a time or a length.
+_TIME_OR_LENGTH = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months year years decade decades century "
+    "centuries ms millisecond milliseconds microsecond microseconds mm cm m metre metres meter meters km kilometre "
+    "kilometres kilometer kilometers mile miles foot feet inch inches yard yards".split()
+)
+_ASKS_START = re.compile(r"\b(?:from|before|baseline|previous|previously|original|originally|initial|formerly)\b", re.I)
+
+
+def _move_end(sentence: str, span: str) -> int:
+    """1 when the sentence says span is where a move or change ends ("from MySQL to PostgreSQL": PostgreSQL), -1 when
+    it is where it starts (MySQL), else 0."""
+    name = re.escape(span)
+    if re.search(rf"\bfrom\s+(?:the\s+)?[A-Z0-9][^,;]{{0,40}}?\s+to\s+(?:the\s+)?{name}\b", sentence):
+        return 1
+    if re.search(rf"\bfrom\s+(?:the\s+)?{name}\b[^,;]{{0,40}}?\s+to\s+(?:the\s+)?[A-Z0-9]", sentence):
+        return -1
+    return 0
+
+
+def _counts_other(sentence: str, span: str, money: bool = True) -> bool:
+    """The number counts a thing: a noun follows it ("two million users", "300 people"); a sum of money counts no
+    thing, unless `money` is False (a count of staff asked: "4 million euros" counts none)."""
+    after = re.search(rf"{re.escape(span)}\s+(?:(?:million|billion|thousand|hundred)\s+)?([a-z]+)", sentence)
+    if after is None or after.group(1) in _STOP:
+        return False
+    return not money or (after.group(1) not in _MONEY and not _MONEY_STEMS & {_stem(after.group(1))})
+
+
+# "how many people": a count of people of any kind ("412 adults", "140 staff", "3,000 visitors")
+_PEOPLE = (
+    "people persons individuals adults children men women patients participants volunteers members residents "
+    "students pupils staff employees workers visitors passengers spectators delegates voters inhabitants citizens"
+).split()
+
+
+def _counted_nouns(noun: str) -> str:
+    """The pattern of the nouns a count of noun may be written with: its own stem, or any people for people and
+    for those who do something ("how many contributors": "300 people have contributed")."""
+    if noun in _PEOPLE or re.search(r"(?:er|or|ist|ant|ent)s$", noun):
+        return "|".join([*_PEOPLE, re.escape(noun), re.escape(_stem(noun))])
+    return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
