@@ -163,9 +163,11 @@ def test_a_short_answer_with_a_close_runner_up_is_less_sure_than_a_clear_one() -
     )
     close = extract_answer(
         question="Who designed the Kessler Library?",
-        # active voice after a date: the sentence sets no name apart as the doer ("designed by X" would, as would a
-        # name opening the sentence, its subject)
-        statements=[Statement(1, "In 1998 Liis Raud designed the Kessler Library, with help from Peeter Tamm.")],
+        # the design "came from" both: the sentence sets no name apart as the doer ("designed by X" would, as would a
+        # name opening the sentence or doing the verb, "Liis Raud designed it")
+        statements=[
+            Statement(1, "In 1998 the design of the Kessler Library came from Liis Raud, with help from Peeter Tamm.")
+        ],
     )
     assert clear.short == "Liis Raud" and clear.confidence == 1.0
     assert close.short == "Liis Raud" and close.confidence < clear.confidence, close

@@ -15,8 +15,7 @@ from exograph.core.llm.extractive_text import whole_sentences
 from tests.chat.reading import read_as_chat
 
 TOWN = (
-    "Marrick is a fishing town on the east coast of Holdmere. Marrick's abbey was founded in 1180 by Cistercian "
-    "monks.",
+    "Marrick is a fishing town on the east coast of Holdmere. Marrick's abbey was founded in 1180 by Cistercian monks.",
     "The town held its first fish market in 1312. With 18,400 residents at the last count it is the county's second "
     "town, and its lifeboat station has 24 volunteers.",
 )
@@ -64,6 +63,46 @@ def test_the_reader_reads_notes_in_other_words(question, answer, texts):
     assert got.answered and got.short == answer, got
 
 
+@pytest.mark.parametrize(
+    ("question", "answer", "text"),
+    [
+        # the name written before the asked noun is the name asked for
+        (
+            "What is the name of the club's home ground?",
+            "Kiln Road",
+            "The Rovers play their home games at the Kiln Road ground, which holds 3,000 people.",
+        ),
+        # "per night" is the rate's unit, not a date asked for
+        (
+            "What is the hotel allowance per night?",
+            "90 euros",
+            "Staff who travel for work receive a hotel allowance of 90 euros.",
+        ),
+        # a version's point is no sentence end, and "now" is no part of it
+        (
+            "Which Node version is required now?",
+            "Node 20.11",
+            "Support for Node 16 has ended; the minimum version is now Node 20.11.",
+        ),
+        # "the Bristol firm X": Bristol says where the builder is
+        (
+            "Who built the church organ?",
+            "Harcourt Organs",
+            "The church organ was built by the Bristol firm Harcourt Organs in 1902.",
+        ),
+        # costs "covered by" someone: who pays
+        (
+            "Who pays for the school buses?",
+            "Harlow Trust",
+            "The running costs of the school buses are covered by the Harlow Trust.",
+        ),
+    ],
+)
+def test_the_reader_reads_names_sums_and_doers_in_other_words(question, answer, text):
+    got = read_as_chat(question, text, title="notes.txt")
+    assert got.answered and got.short == answer, got
+
+
 def test_a_numbered_items_title_is_not_a_sentence():
     sentences = whole_sentences("2. Boiler replacement. Tomasz will draft the tender by Friday.")
     assert sentences == ["Tomasz will draft the tender by Friday."]
@@ -75,7 +114,9 @@ def test_a_numbered_items_title_is_not_a_sentence():
         # the brewery was founded; nothing says who founded the choir
         (
             "Who founded the Fenwick choir?",
-            ("The Fenwick choir sings at the Harbour Church. The Tessel Brewery, founded in 1880, pays for its tours.",),
+            (
+                "The Fenwick choir sings at the Harbour Church. The Tessel Brewery, founded in 1880, pays for its tours.",
+            ),
         ),
         # "Kelby Rope Museum" is the museum asked about, not its designer, and no one else is named
         (

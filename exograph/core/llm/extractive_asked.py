@@ -48,7 +48,10 @@ _NOUN_TYPES: dict[str, frozenset[str]] = {
     for noun in nouns.split()
 }  # fmt: skip
 # sums of money: "what was revenue", "what were its profits" are answered in a currency
-_MONEY_NOUNS = "revenue sales turnover profit income cost price budget salary fee earnings spending loss debt"
+_MONEY_NOUNS = (
+    "revenue sales turnover profit income cost price budget salary fee earnings spending loss debt allowance wage "
+    "rent fare"
+)
 _NUMBER_NOUNS = frozenset(
     f"population number amount total count capacity attendance height length weight width depth distance torque "
     f"voltage temperature duration latency throughput speed recall precision accuracy {_MONEY_NOUNS}".split()
@@ -114,6 +117,8 @@ def _answer_type(question: str) -> str:
     if len(parts) > 1 and parts[-1].rstrip().endswith("?"):
         question = parts[-1]
     question = re.sub(r"^(?:and|but|so)\s+", "", question.strip(), flags=re.IGNORECASE)  # "And who sold it?"
+    # "the meal allowance per day": the rate's unit is not what is asked
+    question = re.sub(r"\s+(?:per|a|each|every)\s+(?:day|week|month|year|hour|night|person|head)\b", "", question)
     q = question.casefold()
     if _YESNO.match(q):
         return "yesno"

@@ -26,10 +26,19 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
     # the verb may stand up to three words before "by" ("the design work was carried out by Arup"), and the doer
     # may follow its description ("run by a local social enterprise, Green Spoon")
     passive = re.finditer(
-        rf"\b((?:[\w-]+\s+){{1,3}})by\s+(?:(?:the|a|an)\s+)?(?:[a-z][\w-]*\s+){{0,2}}(?:[a-z][\w-]*,\s+)?{name}\b",
+        rf"\b((?:[\w-]+\s+){{1,3}})by\s+(?:(?:the|a|an)\s+)?(?:[A-Z][\w-]*\s+(?=(?!and\b|or\b)[a-z]))?(?:[a-z][\w-]*\s+){{0,2}}"
+        rf"(?:[a-z][\w-]*,\s+)?{name}\b",
         sentence,
     )
-    if any(_kin(word, verb) for m in passive for word in m.group(1).split()):
+    if any(_kin(word, verb) for m in passive for word in m.group(1).split()) and not re.search(
+        rf"\b{name}\s+[a-z][\w-]*\s+[A-Z]", sentence
+    ):
+        return True  # (not "by the Antwerp firm Vulcan Ovens": Antwerp says where the firm is)
+    # "Lina drew the shop's logo": the name before the verb does it
+    if any(
+        _kin(m.group(1), verb)
+        for m in re.finditer(rf"\b{name}\s+(?:(?:also|then|later|first|herself|himself)\s+)?([a-z]+)\b", sentence)
+    ):
         return True
     # "an army of 9,000 men under Field Marshal X", "the orchestra under its conductor X": led by X
     if _kin("led", verb) and re.search(
@@ -153,7 +162,8 @@ def _predicates(sentence: str, noun: str) -> list[str]:
     colours"), at most five words; [] when the noun is not the subject of a copula there."""
     if not noun or len(noun) < 3:
         return []
-    match = re.search(rf"\b{re.escape(noun)}\w*\s+(?:is|are|was|were)\s+((?:[\w'’&-]+\s+){{0,4}}?[\w'’&-]+)\s*(?:[.;!?]|,\s|$)",
+    word = r"[\w'’&-]+(?:\.\d+)*"  # "Python 3.10": a version's point is no sentence end
+    match = re.search(rf"\b{re.escape(noun)}\w*\s+(?:is|are|was|were)\s+(?:now\s+|currently\s+)?((?:{word}\s+){{0,4}}?{word})\s*(?:[.;!?]|,\s|$)",
                       sentence, re.IGNORECASE)  # fmt: skip
     if match is None or match.group(1).split()[0].casefold() in _ARTICLES | {"not", "also", "still"}:
         return []

@@ -223,6 +223,8 @@ def _candidates(
                 continue
             if any(len(n) > 1 and n[0] == words[0] and n[-1] == words[-1] for n in named):
                 continue  # "Giuseppe Edoardo Arimondi" for the question's "Giuseppe Arimondi": its subject, not an answer
+            if any(len(n) == 1 and len(words) > 1 and words[-1] == n[0] for n in named) and kind != "place":
+                continue  # "Sami Koivu" for the question's "Koivu": whom it asks about
             if any(1 < len(n) < len(words) and words[-len(n) :] == n for n in named):
                 continue  # "Valdmora Maritime Museum" for the question's "Maritime Museum": the thing asked about
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
@@ -242,7 +244,11 @@ def _candidates(
             end_of_life = _end_of_life(sentence.text, span, life) if life else 0
             if end_of_life < 0:
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
-            if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question):
+            if (
+                kind not in ("date", "number")
+                and _before_asked_noun(sentence.text, span, question)
+                and not (noun and re.search(rf"\b{re.escape(span)}\s+{noun}", sentence.text, re.I))
+            ):
                 continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
             if (
                 fill is not None
@@ -313,8 +319,8 @@ def _candidates(
             if kind == "number" and measured and _stem(measured.group(1)) in near_words:
                 bonus += MEASURED  # "a maximum torque of 65 Nm" for "how much torque": not the "1.4 kg" it weighs
             bonus += 0.1 * _nearness(sentence.text, span, near_words)
-            if noun and noun in _all_stems(span):
-                bonus += 0.15  # "what county": "Fairfax County"
+            if noun and (noun in _all_stems(span) or re.search(rf"\b{re.escape(span)}\s+{noun}", sentence.text, re.I)):
+                bonus += 0.15  # "what county": "Fairfax County"; "the name of the ground": "the Kiln Road ground"
                 fits = 1
             if wanted:
                 if typed in wanted or (located and typed == "ORGANIZATION"):

@@ -86,7 +86,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
         "vendor supplies supplied supplier",
         "fund funds funded funding finance finances financed pay pays paid sponsor sponsors sponsored backer "
-        "backed bankroll bankrolled",
+        "backed bankroll bankrolled cover covers covered",
         "design designs designed designer architect plan plans planned draw drew drawn drafted",
         "born birth birthplace native",
         "die died death",
