@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -87,12 +88,33 @@ def cpu_seconds(pid: int | None = None) -> float:
 
 
 class Clock:
-    """Accumulates seconds per named phase."""
+    """Accumulates seconds per named phase; the phase is each thread's own (the batch embeds on a thread of its
+    own beside the stages)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
-        self.phase = ""
+        self._local = threading.local()
+
+    @property
+    def phase(self) -> str:
+        return str(getattr(self._local, "phase", ""))
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self._local.phase = value
+
+    def in_phase(self, name: str, fn: Any) -> Any:
+        """fn run in phase `name` (on whichever thread calls it), the caller's phase restored after."""
+
+        def phased(*args: Any, **kwargs: Any) -> Any:
+            outer, self.phase = self.phase, name
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.phase = outer
+
+        return phased
 
     def wrap(self, name: str, fn: Any) -> Any:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -168,30 +190,16 @@ def run(*, which: str, passages: int, cold_cache: bool = False, store_pid: int |
     credits_grant_admin(account=user, amount=100_000, actor=None, note="bench")
 
     from exograph.documents.services import batch as batch_service
+    from exograph.documents.services import batch_embed
 
-    entities_embed = batch_service._entities_embed
-
-    def group_entities_embed(**kwargs: Any) -> Any:
-        outer, clock.phase = clock.phase, "__entities__"
-        try:
-            return entities_embed(**kwargs)
-        finally:
-            clock.phase = outer
-
-    batch_service._entities_embed = clock.wrap("group_entities_embed", group_entities_embed)
-    # The group's entity texts embedded beside its extraction (as its documents' extractions finish): entity texts.
-    entities_ahead = batch_service._entities_embed_ahead
-
-    def group_entities_ahead(**kwargs: Any) -> Any:
-        outer, clock.phase = clock.phase, "__entities__"
-        try:
-            return entities_ahead(**kwargs)
-        finally:
-            clock.phase = outer
-
-    batch_service._entities_embed_ahead = group_entities_ahead  # type: ignore[assignment]
-    # The batch extracts a group's documents beside its chunk embedding (the embed stages then only store them),
-    # the group's NER in one pass before the documents' rules: the whole of it is the group's extraction.
+    # The batch's embedder thread: a part's chunk texts (what embedding alone is measured on) and its entity texts.
+    batch_service.chunk_vectors = clock.in_phase("__passages__", batch_service.chunk_vectors)  # type: ignore[assignment]
+    batch_embed.names_prepare = clock.in_phase("__entities__", batch_embed.names_prepare)  # type: ignore[assignment]
+    batch_service.entities_embed = clock.wrap(
+        "group_entities_embed", clock.in_phase("__entities__", batch_service.entities_embed)
+    )
+    # The batch extracts a part's documents while the embedder thread embeds its chunks (the embed stages then only
+    # store them), the part's NER in one pass before the documents' rules: the whole of it is the part's extraction.
     batch_service._extractions = clock.wrap("extract", batch_service._extractions)
 
     result: dict[str, Any] = {

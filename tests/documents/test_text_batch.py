@@ -352,7 +352,7 @@ def test_a_groups_entity_texts_are_embedded_beside_its_extraction_once_each(
 
     import numpy as np
 
-    from exograph.documents.services import batch
+    from exograph.documents.services import batch, batch_embed
     from exograph.graphs.embeddings import get_embedder
     from exograph.graphs.services import ingest as graph_ingest
 
@@ -376,7 +376,7 @@ def test_a_groups_entity_texts_are_embedded_beside_its_extraction_once_each(
 
     monkeypatch.setattr(type(embedder), "embed", spying_embed)
     monkeypatch.setattr(batch, "document_extract", last_waits)
-    monkeypatch.setattr(batch, "AHEAD_TEXTS", 1)
+    monkeypatch.setattr(batch_embed, "AHEAD_TEXTS", 1)
     graph_ingest._entity_vectors.clear()
     ids = _ingest(alice, graph, django_capture_on_commit_callbacks, AHEAD_TEXTS, prefix="ahead")
 
@@ -392,3 +392,53 @@ def test_a_groups_entity_texts_are_embedded_beside_its_extraction_once_each(
     assert {name for name, _ in rows} == {"Tobin Aske", "Edda Coyle", "Gallan Sound"}
     for name, vector in rows:
         assert np.allclose(vector, real_embed(embedder, [name])[0], atol=1e-5), name
+
+
+def test_a_fault_embedding_later_entity_texts_leaves_earlier_documents_indexed_and_the_rest_resumable(
+    alice, graph, monkeypatch
+):
+    """Issue 29 §5: a group's index stages run while its later documents' entity texts are still embedded on the
+    embedder thread. The embedder failing there (transient, attempts left) stops the group for Celery's retry with
+    the documents before it processed and the rest parked at their index stage (chunks embedded, extraction saved,
+    nothing of them in the graph, a lease to resume them); the retry finishes them, each charged once."""
+    from exograph.core.errors import TransientError
+    from exograph.core.models import Lease
+    from exograph.documents.models import DocumentBlob
+    from exograph.documents.services import batch_embed
+    from exograph.documents.services.state import DOCUMENT_LEASE
+    from exograph.graphs.embeddings import get_embedder
+    from exograph.graphs.services import ingest as graph_ingest
+
+    embedder = get_embedder()
+    real_embed = type(embedder).embed
+    down = [True]
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if down[0] and any(t == "Tobin Aske" or t.startswith("Tobin Aske.") for t in texts):  # the 3rd text's name
+            raise TransientError("The embedder is briefly unavailable.", code="embedding_unavailable")
+        return real_embed(self, texts)
+
+    monkeypatch.setattr(type(embedder), "embed", embed)
+    monkeypatch.setattr(batch_embed, "AHEAD_TEXTS", 1)  # each document's entity texts in a call of their own
+    graph_ingest._entity_vectors.clear()
+    results = document_texts_ingest(actor=alice, graph=graph, texts=_items(AHEAD_TEXTS, prefix="fault"))
+    ids = [str(document.pk) for document, _ in results]  # queued only: on_commit did not run
+
+    with pytest.raises(TransientError):
+        documents_batch_process(document_ids=ids, last_attempt=False)
+
+    status = dict(Document.objects.filter(pk__in=ids).values_list("pk", "status"))
+    assert [status[d.pk] for d, _ in results] == [DocumentStatus.PROCESSED] * 2 + [DocumentStatus.PROCESSING] * 2
+    rest = ids[2:]
+    assert not DocumentChunk.objects.filter(document_id__in=rest, embedding__isnull=True).exists()
+    assert DocumentChunk.objects.filter(document_id__in=rest).count() == 2
+    assert DocumentBlob.objects.filter(document_id__in=rest, extraction__isnull=False).count() == 2
+    written = store.ro_query(graph.store_name, "MATCH (c:Chunk) RETURN DISTINCT c.document_id")
+    assert sorted(row[0] for row in written) == sorted(ids[:2])
+    assert Lease.objects.filter(kind=DOCUMENT_LEASE, subject_id__in=rest).count() == 2
+
+    down[0] = False
+    assert documents_batch_process(document_ids=ids, last_attempt=False) == 4
+    assert credit_balance(account=alice) == 1000 - 4 * 6
+    written = store.ro_query(graph.store_name, "MATCH (c:Chunk) RETURN DISTINCT c.document_id")
+    assert sorted(row[0] for row in written) == sorted(ids)

@@ -6,7 +6,8 @@ idempotency key, progress and events per document, refunded on failure), and eac
 `document_stage_parse` → `document_stage_embed` → `document_stage_index` as an upload. The group
 step in between only front-loads work those stages would do one document at a time: the chunks of
 a whole group are embedded in one call (the embed stage then finds them embedded and only
-extracts), and the group's entity texts are embedded in one call into the cache graph writes read.
+extracts), and its entity texts a few hundred a call into the cache graph writes read, both on an
+embedder thread beside the stages (batch_embed.py).
 
 Research and the retrieval benchmark write corpora through `document_texts_ingest`; the pipeline
 runs as one Celery task per group (`BATCH_TASK`, on the ingest queue), retried as a whole on a
@@ -17,11 +18,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import date
-from queue import SimpleQueue
 
 from django.db import transaction
 
@@ -34,10 +34,16 @@ from exograph.documents.events import document_events_coalesced, document_events
 from exograph.documents.extraction import document_extract, extraction_read_ahead
 from exograph.documents.extraction.types import Extraction
 from exograph.documents.models import Document, DocumentChunk, DocumentStage, DocumentStatus, SourceType
+from exograph.documents.services.batch_embed import (
+    EmbedderThread,
+    NamesAhead,
+    chunk_vectors,
+    embedder_thread,
+    entities_embed,
+)
 from exograph.documents.services.stages import (
     ChunkText,
     _stage_task,
-    _title_entity_add,
     document_stage_embed,
     document_stage_index,
     document_stage_parse,
@@ -61,7 +67,7 @@ logger = logging.getLogger(__name__)
 
 BATCH_TASK = "documents.document_batch_process"
 MAX_BATCH = 5_000  # texts per call
-GROUP = 64  # documents per pipeline task (one chunk-embedding call, one entity-embedding call)
+GROUP = 64  # documents per pipeline task
 FLUSH_EVERY = 8  # documents indexed between two sends of the group's coalesced progress events
 
 
@@ -169,8 +175,9 @@ def _batch_start(document_ids: list[str], tokens: dict[str, uuid.UUID]) -> None:
 
 
 def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool = True) -> int:
-    """Run the pipeline for a group of documents: parse each, embed the group's chunks in one call, run
-    each embed stage (extraction), embed the group's entity texts in one call, run each index stage.
+    """Run the pipeline for a group of documents: parse each, extract each while the group's chunks and then
+    its entity texts are embedded on the embedder thread, run each embed stage (storing the vectors and the
+    extraction), run each index stage as its document's entity texts are embedded.
     Returns how many of the group are processed. A TransientError is raised while attempts remain (the task
     retries the group and each document resumes at its stage); otherwise the stages record failures."""
     ids = list(dict.fromkeys(str(i) for i in document_ids))
@@ -183,22 +190,25 @@ def documents_batch_process(*, document_ids: Sequence[str], last_attempt: bool =
 
 def _batch_process(ids: list[str], *, last_attempt: bool) -> int:
     # Each stage moves every document of the group a few times: their events go out coalesced, after each step.
-    with document_events_coalesced():
-        at = _resume_points(ids)
+    # The embedder runs on a thread of its own (batch_embed.py): ONNX Runtime releases the GIL, so it computes on
+    # the other core while this thread runs the stages, which hold it (issue 29 §5). Its jobs, in order: the
+    # group's chunk texts in one call (as soon as the group is parsed), then the entity texts as the extraction
+    # here makes them; the index stages start as soon as their documents' entity texts are embedded, while the
+    # later documents' still are.
+    at = _resume_points(ids)
+    with document_events_coalesced(), embedder_thread() as thread:
         to_embed = [i for i in ids if at.get(i) == 1]
         for i in ids:
             if at.get(i) == 0 and document_stage_parse(document_id=i, last_attempt=last_attempt):
                 to_embed.append(i)
         document_events_flush()
-        # Extraction (pure Python, holding the GIL) runs beside the group's chunk embedding (torch releases it), as
-        # the embed stage runs it beside a single document's: the stages then only store what it found.
-        chunks = _chunk_texts(to_embed)
-        finished: SimpleQueue[tuple[str, Extraction] | None] = SimpleQueue()
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract") as pool:
-            extracting = pool.submit(_extractions, chunks, finished)
-            _chunks_embed(document_ids=to_embed, last_attempt=last_attempt)
-            _entities_embed_ahead(document_ids=to_embed, finished=finished)
-            extractions = extracting.result()
+        documents = {str(d.pk): d for d in Document.objects.select_related("graph").filter(pk__in=to_embed)}
+        chunks, rows = _chunk_rows(to_embed)
+        vectors = _chunks_send(thread, rows, documents)
+        names = NamesAhead(thread, documents)
+        extractions = _extractions(chunks, names.add)
+        names.send_rest()
+        _chunks_write(rows, vectors, last_attempt=last_attempt)
         to_index = [i for i in ids if at.get(i) == 2]
         to_index += [
             i
@@ -206,48 +216,77 @@ def _batch_process(ids: list[str], *, last_attempt: bool) -> int:
             if document_stage_embed(document_id=i, last_attempt=last_attempt, extraction=extractions.get(i))
         ]
         document_events_flush()
-        _entities_embed(document_ids=to_index, last_attempt=last_attempt)
+        # Resumed documents, and those whose extraction failed here (their embed stage made it).
+        entities_embed(document_ids=[i for i in to_index if not names.covers(i)], last_attempt=last_attempt)
         for n, i in enumerate(to_index, start=1):
+            names.wait(i, last_attempt=last_attempt)
             document_stage_index(document_id=i, last_attempt=last_attempt)
             if n % FLUSH_EVERY == 0:
                 document_events_flush()
     return Document.objects.filter(pk__in=ids, status=DocumentStatus.PROCESSED).count()
 
 
-def _chunk_texts(document_ids: list[str]) -> dict[str, list[ChunkText]]:
-    """Each document's chunks, in order, as extraction reads them."""
+def _chunk_rows(document_ids: list[str]) -> tuple[dict[str, list[ChunkText]], list[DocumentChunk]]:
+    """Each document's chunks, in order, as extraction reads them; and the rows of those without a vector."""
     chunks: dict[str, list[ChunkText]] = {i: [] for i in document_ids}
-    for document_id, pk, text in (
-        DocumentChunk.objects.filter(document_id__in=document_ids)
-        .order_by("document_id", "ordinal")
-        .values_list("document_id", "id", "text")
-    ):
-        chunks[str(document_id)].append(ChunkText(id=pk, text=text))
-    return chunks
+    rows = []
+    for row in DocumentChunk.objects.filter(document_id__in=document_ids).order_by("document_id", "ordinal"):
+        chunks[str(row.document_id)].append(ChunkText(id=row.id, text=row.text))
+        if row.embedding is None:
+            rows.append(row)
+    return chunks, rows
+
+
+def _chunks_send(
+    thread: EmbedderThread, rows: list[DocumentChunk], documents: dict[str, Document]
+) -> Future[list[list[float]]] | None:
+    """The group's chunk texts (under their documents' titles) to the embedder thread, in one call."""
+    from exograph.graphs.embeddings import chunk_embedding_text
+
+    if not rows:
+        return None
+    titles = {i: d.title for i, d in documents.items()}
+    return thread.submit(
+        chunk_vectors, [chunk_embedding_text(row.text, title=titles.get(str(row.document_id)) or "") for row in rows]
+    )
+
+
+def _chunks_write(rows: list[DocumentChunk], sent: Future[list[list[float]]] | None, *, last_attempt: bool) -> None:
+    """The group's chunk vectors, made on the embedder thread, written to their rows. If the call failed nothing is
+    written: a TransientError is raised while attempts remain (the group is retried, each document resuming at its
+    stage); otherwise each embed stage embeds its own chunks and records the failure on its document."""
+    if sent is None:
+        return
+    try:
+        vectors = sent.result()
+    except TransientError:
+        if not last_attempt:
+            raise
+        return
+    except Exception:
+        logger.warning("chunk vectors of a batch group not made; each embed stage embeds its own", exc_info=True)
+        return
+    for row, vector in zip(rows, vectors, strict=True):
+        row.embedding = vector
+    DocumentChunk.objects.bulk_update(rows, ["embedding"], batch_size=500)
 
 
 def _extractions(
-    chunks: dict[str, list[ChunkText]], finished: SimpleQueue[tuple[str, Extraction] | None] | None = None
+    chunks: dict[str, list[ChunkText]], done: Callable[[str, Extraction], None] | None = None
 ) -> dict[str, Extraction]:
     """Each document's extraction (no I/O), the group's chunks read by the NER model in one pass; a document whose
-    extraction fails is left out: its embed stage extracts it again and records the failure on it. Each one made
-    is also put on `finished` as it is made, and None after the last (_entities_embed_ahead reads them)."""
+    extraction fails is left out: its embed stage extracts it again and records the failure on it. `done` is
+    called with each one as it is made."""
     found: dict[str, Extraction] = {}
-    try:
-        with extraction_read_ahead(chunks.values()):
-            for document_id, texts in chunks.items():
-                try:
-                    found[document_id] = document_extract(texts)
-                except Exception:
-                    logger.warning(
-                        "document %s: extraction beside the group's embedding failed", document_id, exc_info=True
-                    )
-                    continue
-                if finished is not None:
-                    finished.put((document_id, found[document_id]))
-    finally:
-        if finished is not None:
-            finished.put(None)
+    with extraction_read_ahead(chunks.values()):
+        for document_id, texts in chunks.items():
+            try:
+                found[document_id] = document_extract(texts)
+            except Exception:
+                logger.warning("document %s: extraction in the batch failed", document_id, exc_info=True)
+                continue
+            if done is not None:
+                done(document_id, found[document_id])
     return found
 
 
@@ -265,105 +304,3 @@ def _resume_points(ids: list[str]) -> dict[str, int]:
 
 
 _RESUME_POINTS = {PARSE_TASK: 0, EMBED_TASK: 1, INDEX_TASK: 2}
-
-
-def _chunks_embed(*, document_ids: list[str], last_attempt: bool) -> None:
-    """Embed the chunks of the group that have no vector yet, in one embedder call. On failure nothing is
-    written: each embed stage then tries its own chunks and records the failure on its document."""
-    from exograph.graphs.embeddings import chunk_embedding_text, get_embedder
-
-    rows = list(
-        DocumentChunk.objects.filter(document_id__in=document_ids, embedding__isnull=True).order_by(
-            "document_id", "ordinal"
-        )
-    )
-    if not rows:
-        return
-    try:
-        titles = dict(Document.objects.filter(pk__in=document_ids).values_list("pk", "title"))
-        vectors = get_embedder().embed(
-            [chunk_embedding_text(row.text, title=titles.get(row.document_id) or "") for row in rows]
-        )
-    except TransientError:
-        if not last_attempt:
-            raise
-        return
-    except ExoGraphError:
-        return
-    for row, vector in zip(rows, vectors, strict=True):
-        row.embedding = vector
-    DocumentChunk.objects.bulk_update(rows, ["embedding"], batch_size=500)
-
-
-def _entities_embed(*, document_ids: list[str], last_attempt: bool) -> None:
-    """Embed the entity texts the group's graph writes will need, in one call per graph, into the cache
-    graph_document_write reads. On failure nothing is lost: each write embeds what it misses."""
-    from exograph.documents.extraction import extraction_from_json
-    from exograph.documents.models import DocumentBlob
-    from exograph.graphs.services import entity_vectors_prepare
-
-    wanted: dict[str, tuple[Graph, list[tuple[str, str]]]] = {}
-    saved = dict(
-        DocumentBlob.objects.filter(document_id__in=document_ids, extraction__isnull=False).values_list(
-            "document_id", "extraction"
-        )
-    )
-    for document in Document.objects.select_related("graph").filter(pk__in=document_ids):
-        data = saved.get(document.pk)
-        if not data:
-            continue
-        names = wanted.setdefault(str(document.graph_id), (document.graph, []))[1]
-        names.extend(_entity_names(extraction_from_json(data), title=document.title))
-    for graph, names in wanted.values():
-        try:
-            entity_vectors_prepare(graph=graph, names=names)
-        except TransientError:
-            if not last_attempt:
-                raise
-        except ExoGraphError:
-            pass
-
-
-def _entity_names(extraction: Extraction, *, title: str) -> list[tuple[str, str]]:
-    """The (name, description) entity texts a document's graph write embeds: its entities, mentions and relation
-    ends, and its title's entity (added here as the index stage adds it; the extraction itself is not changed)."""
-    extraction = Extraction(
-        entities=[replace(e, aliases=list(e.aliases)) for e in extraction.entities],
-        mentions=list(extraction.mentions),
-        relations=list(extraction.relations),
-    )
-    _title_entity_add(extraction, title=title, chunk_ids=[])
-    names = [(e.name, e.description) for e in extraction.entities]
-    names.extend((m.name, "") for m in extraction.mentions)
-    names.extend(pair for r in extraction.relations for pair in ((r.source, ""), (r.target, "")))
-    return names
-
-
-AHEAD_TEXTS = 256  # entity texts gathered before _entities_embed_ahead embeds them
-
-
-def _entities_embed_ahead(*, document_ids: list[str], finished: SimpleQueue[tuple[str, Extraction] | None]) -> None:
-    """While the group's extraction goes on in its thread, embed the entity texts of the documents it has
-    finished, a few hundred at a time, into the cache _entities_embed reads after: the local embedder (ONNX
-    Runtime, which releases the GIL) then runs on the other core beside the extraction instead of after it
-    (issue 29 §5). Returns once the extraction has put its last document. Best effort: what it leaves (the last
-    texts, a failed call) _entities_embed embeds; the texts and vectors are the same either way."""
-    from exograph.graphs.services import entity_vectors_prepare
-
-    documents = {str(d.pk): d for d in Document.objects.select_related("graph").filter(pk__in=document_ids)}
-    pending: dict[str, tuple[Graph, list[tuple[str, str]]]] = {}
-    working = True
-    while (item := finished.get()) is not None:
-        document_id, extraction = item
-        document = documents.get(document_id)
-        if document is None or not working:
-            continue
-        graph, names = pending.setdefault(str(document.graph_id), (document.graph, []))
-        names.extend(_entity_names(extraction, title=document.title))
-        if len(names) >= AHEAD_TEXTS:
-            try:
-                entity_vectors_prepare(graph=graph, names=names)
-            except Exception:  # the embedder or the store is down, or refuses: _entities_embed meets it and decides
-                logger.warning("entity texts of a group not embedded ahead", exc_info=True)
-                working = False
-            names.clear()
