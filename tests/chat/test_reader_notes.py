@@ -128,3 +128,21 @@ def test_a_numbered_items_title_is_not_a_sentence():
 def test_the_reader_refuses_what_the_notes_do_not_say(question, texts):
     got = read_as_chat(question, *texts, title="notes.txt")
     assert not got.answered, got
+
+
+def test_she_in_a_later_passage_of_a_life_means_its_subject_not_a_name_in_passing():
+    # The second passage of a chemist's life opens on another's name, in passing; "she" is the chemist, whom the
+    # document's first sentence is about (it was the biochemist who confirmed her result).
+    from exograph.core.llm.extractive_referents import passage_lead, pronoun_referents
+
+    document = (
+        "Hedda Lorant was a Hungarian chemist who studied enzymes. She was born in Győr. "
+        "The finding was confirmed by the Austrian physician Otto Brenner in 1912. She was elected to the academy in 1920."
+    )
+    passage = [
+        "The finding was confirmed by the Austrian physician Otto Brenner in 1912.",
+        "She was elected to the academy in 1920.",
+    ]
+    lead = passage_lead(passage, "lorant.txt", document)
+    assert lead == "Hedda Lorant"
+    assert pronoun_referents(passage, lead)[1] == "Hedda Lorant"

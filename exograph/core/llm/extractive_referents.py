@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from exograph.core.llm.extractive_text import _DATE, _NAME_WORD, names_in
+from exograph.core.llm.extractive_text import _DATE, _NAME_WORD, names_in, whole_sentences
 
 _PRONOUN = re.compile(r"^(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)  # a sentence about its passage's subject
 _PERSONAL = re.compile(r"^(he|she|his|her)\b", re.IGNORECASE)
@@ -108,6 +108,13 @@ def pronoun_referents(sentences: Sequence[str], lead: str, defined: dict[str, st
             continue
         personal = _personal(sentence)
         found = lead
+        # a person's passage ("Agathe Morel was a French chemist ..."): "she" means her, not a name an earlier
+        # sentence gives as no subject ("... confirmed by the German biochemist Karl Wendt. She was elected ...")
+        biography = (
+            personal
+            and len(lead.split()) >= 2
+            and not re.search(rf"\b(?:the|a|an)\s+{re.escape(lead)}", sentences[0], re.I)
+        )
         for back in range(index - 1, -1, -1):
             earlier = sentences[back]
             if _personal(earlier) == personal and (referents[back] or _opens_with_pronoun(earlier)):
@@ -120,6 +127,8 @@ def pronoun_referents(sentences: Sequence[str], lead: str, defined: dict[str, st
                     for n in names
                     if len(n.split()) >= 2 and not re.search(rf"\b(?:the|a|an)\s+{re.escape(n)}", earlier, re.I)
                 ]
+            if names and biography and not _subject_name(earlier):
+                continue
             if names:
                 found = names[0]
                 break
@@ -147,13 +156,17 @@ def title_text(title: str) -> str:
 
 
 def passage_lead(sentences: Sequence[str], title: str, document: str) -> str:
-    """Whom a passage is about when its sentences say it by a pronoun: its first sentence's first name, or, when
+    """Whom a passage is about when its sentences say it by a pronoun: its first sentence's subject, else its
+    document's first sentence's subject, else its first sentence's first name; or, when
     that sentence opens with a pronoun itself ("In 1931 she married the violinist Owen Pryce": not Owen Pryce), the
     name its document's title gives ("elin-marsh.txt": Elin Marsh, as the document's text writes it), else none."""
     if not sentences:
         return ""
     if not _opens_with_pronoun(sentences[0]):
-        return next(iter(names_in(sentences[0])), "")
+        # a later passage opening on another's name ("The result was confirmed by Karl Wendt"): its document's
+        # subject, as its first sentence opens with it ("Agathe Morel was a French chemist ...")
+        opening = whole_sentences(document)[:1] if document and not _subject_name(sentences[0]) else []
+        return (_subject_name(opening[0]) if opening else "") or next(iter(names_in(sentences[0])), "")
     words = set(_NAME_WORD.findall(title_text(title).casefold()))
     named = [n for n in names_in(document) if len(n.split()) >= 2 and set(_NAME_WORD.findall(n.casefold())) <= words]
     return max(named, key=len) if named else ""

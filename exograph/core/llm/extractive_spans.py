@@ -27,7 +27,7 @@ from exograph.core.llm.extractive_figures import (
     _counts_other,
     _move_end,
 )
-from exograph.core.llm.extractive_referents import resolved
+from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
     _agent,
     _before_asked_noun,
@@ -200,6 +200,10 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
+        # "After Varenne's death she directed the laboratory": she (the passage's subject) did it
+        pronoun_subject = kind == "person" and bool(sentence.about) and _personal(sentence.text)
+        if pronoun_subject and sentence.about.casefold() not in {s.casefold() for s in spans}:
+            spans = [*spans, sentence.about]
         said: set[str] = set()
         objects: set[str] = set()
         if kind == "name":
@@ -303,7 +307,9 @@ def _candidates(
                 bonus = -0.05
             else:
                 bonus = 0.0
-            if kind == "person" and re.match(rf"{re.escape(span)}\s+[a-z]", sentence.text):
+            if kind == "person" and (
+                re.match(rf"{re.escape(span)}\s+[a-z]", sentence.text) or (pronoun_subject and span == sentence.about)
+            ):
                 bonus += SUBJECT  # "Conrad Lusk joined Kestrel Freight and ran the depot": the doer opens it
             located = kind == "place" and (
                 re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
