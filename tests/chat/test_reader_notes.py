@@ -146,3 +146,16 @@ def test_she_in_a_later_passage_of_a_life_means_its_subject_not_a_name_in_passin
     lead = passage_lead(passage, "lorant.txt", document)
     assert lead == "Hedda Lorant"
     assert pronoun_referents(passage, lead)[1] == "Hedda Lorant"
+
+
+def test_a_figure_may_describe_the_thing_the_question_names_in_that_things_own_passage():
+    # "the 1998 novel": 1998 is in the novel's passage, the broadcaster in the serial's; the answer's passage need
+    # not repeat the year (it was refused as "not the figure asked for")
+    got = read_as_chat(
+        "The 1998 novel Tidewater was later adapted into a radio serial for which broadcaster?",
+        "Tidewater is a 1998 novel by the Cork writer Mairead Lyne, set among oyster farmers.",
+        "Tidewater is an Irish radio serial based on the novel of the same name, which was first broadcast on Lyric FM "
+        "in 2004.",
+        title="notes.txt",
+    )
+    assert got.answered and got.short == "Lyric FM", got

@@ -94,6 +94,7 @@ CONFIDENT_MARGIN = 0.1  # the short answer's lead over the next candidate at whi
 # the wrong way round (AUC 0.36) and is left to decide whether the evidence answers at all.
 TYPE_SURENESS = {1: 1.0, 0: 2 / 3, -1: 1 / 3}
 CHAIN_SURENESS = 0.8
+LINK_SENTENCES = 6  # the best sentences any of which, naming the short answer, may say the question's link
 
 
 @dataclass(frozen=True)
@@ -300,13 +301,21 @@ def extract_answer(
     short = year.group(1) if year else short  # "in what year": 1924, not "15 June 1924"
     titled = _HONORIFIC.match(short) if kind in ("person", "name") else None
     short = short[titled.end() :] if titled and len(short[titled.end() :].split()) >= 2 else short  # not "Dr. Dre"
+    # another good sentence naming the same answer may say the link its best sentence does not ("The Conversation is
+    # a media outlet" answers, "... the co-founder of The Conversation" says the link)
+    holding = [support[0], *(s for s in ranked[:LINK_SENTENCES] if s is not support[0] and _names(short, s.text))]
+    names = [key for key in _question_keys(question) if not key[:1].isdigit()]
+    described = " ".join(s.text for s in statements if any(_found(name, s.text) for name in names))
     if (
         short
         and chain is None
         and either is None
         and kind != "yesno"
         and similarity is not None
-        and not _says_the_link(question, support[0], f"{_passage(statements, support[0].n, short)} {support[0].about}")
+        and not any(
+            _says_the_link(question, where, f"{_passage(statements, where.n, short)} {where.about}", described)
+            for where in holding
+        )
     ):
         # The evidence names what the question names but its answering sentence means something else ("When was
         # Arup founded?" over "The design work was carried out by Arup ... in 2020"), or the sentence is about
@@ -392,6 +401,15 @@ _HONORIFIC = re.compile(
     r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal)\s+",
     re.IGNORECASE,
 )
+
+
+def _names(short: str, text: str) -> bool:
+    """The text names the short answer itself, not a longer name holding it ("University of Valdmora" for
+    "Valdmora")."""
+    if not short[:1].isupper():
+        return _found(short, text)
+    bare = short.casefold().removeprefix("the ")
+    return bare in {name.casefold().removeprefix("the ") for name in names_in(text)}
 
 
 def _passage(statements: Sequence[Statement], n: int, short: str) -> str:

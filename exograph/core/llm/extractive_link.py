@@ -41,7 +41,7 @@ _ROLE_ASKED = re.compile(
 )
 
 
-def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
+def _says_the_link(question: str, where: _Sentence, passage: str, described: str = "") -> bool:
     """Whether the sentence holding a one-link short answer says what the question asks: its passage names what the
     question names (names_the_subject) and every figure it names ("in 2020"); its meaning (MiniLM cosine with the question, its pronoun read as its
     referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
@@ -49,8 +49,9 @@ def _says_the_link(question: str, where: _Sentence, passage: str) -> bool:
     its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
     if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < WORDS_ENOUGH):
         return False
-    if not all(_found(key, passage) for key in _question_keys(question) if key[:1].isdigit()):
-        return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for
+    if not all(_found(key, f"{passage} {described}") for key in _question_keys(question) if key[:1].isdigit()):
+        return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for (a figure may describe
+        # the thing the question names, in its own passage: "the 2000 film Snatch" in the film's)
     wanted = family_words(question)
     said = resolved(where.text, where.about)
     verb = doer_verb(question)
