@@ -159,3 +159,14 @@ def test_a_figure_may_describe_the_thing_the_question_names_in_that_things_own_p
         title="notes.txt",
     )
     assert got.answered and got.short == "Lyric FM", got
+
+
+def test_a_questions_it_is_the_notes_subject_never_the_answer():
+    # "it" is the lamp the notes are about; the magazine that named it is the answer (was "Vela")
+    got = read_as_chat(
+        "Which magazine gave it an award?",
+        "The Vela is a brass desk lamp made in Porto by Atelier Sousa.",
+        "The design magazine Lumen Review named the Vela its lamp of the year in 2023.",
+        title="notes.txt",
+    )
+    assert got.answered and got.short == "Lumen Review", got

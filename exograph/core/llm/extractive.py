@@ -39,6 +39,7 @@ from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no,
 from exograph.core.llm.extractive_link import _says_the_link
 from exograph.core.llm.extractive_parts import two_parts
 from exograph.core.llm.extractive_referents import (
+    _subject_name,
     defined_nouns,
     passage_lead,
     pronoun_referents,
@@ -224,6 +225,7 @@ def extract_answer(
     seen: set[str] = set()
     documents: dict[str, str] = {}  # each document's text (its passages here), for the name its title gives
     defined: dict[str, dict[str, str]] = {}  # each document's defined nouns (defined_nouns), read once a document
+    leads: set[str] = set()  # what the passages open with as their subject
     for s in statements:
         if s.source:
             documents[s.source] = f"{documents.get(s.source, '')} {s.text}"
@@ -232,6 +234,8 @@ def extract_answer(
             continue  # labels and triples are evidence shown as facts, never rendered as prose
         wholes = whole_sentences(statement.text)
         lead = passage_lead(wholes, statement.source, documents.get(statement.source, ""))
+        if wholes and lead == _subject_name(wholes[0]):
+            leads.add(lead)  # the passage opens with its subject ("The Vela is a brass desk lamp ...")
         if statement.source and statement.source not in defined:  # the nouns a document defines its names by
             defined[statement.source] = defined_nouns(whole_sentences(documents.get(statement.source, statement.text)))
         nouns = defined[statement.source] if statement.source else defined_nouns(wholes)
@@ -283,7 +287,12 @@ def extract_answer(
                 if hit is not None and hit not in support:
                     support.append(hit)
         elif kind != "manner":
-            spans = _candidates(ranked, question, kind, fill=fill if entity_types else None, typed_by=typed_by)
+            # "Which magazine gave it an award?" over notes on the Kestrel X2: "it" is the notes' subject, never the
+            # answer
+            meant = sorted(leads - {""}) if _PRONOUN_ASKED.search(question) and not names_in(question) else []
+            spans = _candidates(
+                ranked, question, kind, exclude=meant, fill=fill if entity_types else None, typed_by=typed_by
+            )
             if spans:
                 short, where = spans[0][1], spans[0][2]
                 fit = spans[0][0]
@@ -396,6 +405,7 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
 
 
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
+_PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b", re.IGNORECASE)
 _HONORIFIC = re.compile(
     r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?|sir|dame|rev\.?|reverend|captain|capt\.?|colonel|col\.?|"
     r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal)\s+",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_roles import _ARTICLES
-from exograph.core.llm.extractive_text import _STOP, _YESNO, names_in, sentences_of
+from exograph.core.llm.extractive_text import _IRREGULAR, _STOP, _YESNO, names_in, sentences_of
 
 # What a "what/which <noun>" question's noun says about its answer (the rest are names of that noun's kind).
 _PLACE_NOUNS = frozenset(
@@ -63,7 +63,13 @@ _VERBS = frozenset("star stars play plays won win wins hold holds host hosts mak
 
 def _verb_like(word: str) -> bool:
     """A word that ends a noun phrase: an article, a past form ("developed"), or a common verb."""
-    return word in _ARTICLES or word in _VERBS or (len(word) > 4 and word.endswith("ed"))
+    return (
+        word in _ARTICLES
+        or word in _VERBS
+        or word in _IRREGULAR  # "which magazine gave it ...": not "it"
+        or word in ("it", "them", "him", "us", "me", "you")
+        or (len(word) > 4 and word.endswith("ed"))
+    )
 
 
 def asked_noun(question: str) -> str:

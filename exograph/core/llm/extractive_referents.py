@@ -141,7 +141,7 @@ def _subject_name(sentence: str) -> str:
     set up"), or "" ("The council's clerk, Harriet Vane, ...": the name is not its subject)."""
     first = next(iter(names_in(sentence)), "")
     opens = first and re.match(
-        rf"(?:the\s+)?{re.escape(first)}(?:,|\s+(?:is|was|are|were|has|had|[a-z]+ed|[a-z]+s)\b)", sentence
+        rf"(?:[Tt]he\s+)?{re.escape(first)}(?:,|\s+(?:is|was|are|were|has|had|[a-z]+ed|[a-z]+s)\b)", sentence
     )
     return first if opens else ""
 
