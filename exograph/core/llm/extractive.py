@@ -404,8 +404,9 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     )
 
 
-# A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
+# A question's pronoun: "Which magazine gave it an award?" asks about the notes' subject.
 _PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b", re.IGNORECASE)
+# A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
 _HONORIFIC = re.compile(
     r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?|sir|dame|rev\.?|reverend|captain|capt\.?|colonel|col\.?|"
     r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal)\s+",

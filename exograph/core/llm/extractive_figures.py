@@ -9,6 +9,7 @@ import re
 from exograph.core.llm.extractive_asked import _MONEY_NOUNS
 from exograph.core.llm.extractive_text import _STOP, _stem
 
+# Currencies among the units: what a "how much did they pay?" answer is measured in.
 _MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
 _MONEY_STEMS = frozenset(_stem(word) for word in _MONEY_NOUNS.split())
 # "how much did revenue grow": the change ("12%"), not the sum it reached

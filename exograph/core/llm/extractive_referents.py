@@ -29,11 +29,13 @@ def _personal(sentence: str) -> bool:
     )
 
 
+# An opening phrase before a sentence's subject ("In 2024 ", "After the merger, "), optional.
+_OPENING_PHRASE = r"(?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?"
 # A sentence about its passage's subject by a generic noun instead of a pronoun: "In 2024 the company was bought by
 # X", "The firm's founder ...": read as "it"/"its" (its referent is the name an earlier sentence is about), unless a
 # name follows the noun ("the company Orrin Therapeutics" names its own).
 _DESCRIBED = re.compile(
-    r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+(?:company|firm|business|"
+    rf"^({_OPENING_PHRASE})(the\s+(?:company|firm|business|"
     r"group|corporation|charity|trust|foundation|society|club|team|band|museum|school|college|university|hospital|"
     r"clinic|institute|agency|council|studio|publisher|brewery|bakery|shop|restaurant|hotel|startup|manufacturer|"
     r"maker|retailer|airline|railway|partnership|library|software|app|platform|organi[sz]ation)(?:['’]s)?)\b(?!\s+(?-i:[A-Z])|\s+(?:of|for|de)\s+(?-i:[A-Z]))",
@@ -44,7 +46,7 @@ _DESCRIBED = re.compile(
 # A sentence about a thing its document defines by a common noun: "Valdmora is a port city ..." then "The city is
 # governed by ..."; "The Kestrel X2 is an 18-volt cordless drill-driver ..." then "The drill weighs 1.4 kg" (defined_nouns).
 _THE_NOUN = re.compile(
-    r"^((?:(?:in|on|by|after|since|during|from|at|later|then)\b[^,.;]{0,30}?,?\s+)?)(the\s+((?-i:[a-z][a-z-]*))(?:['’]s)?)\b"
+    rf"^({_OPENING_PHRASE})(the\s+((?-i:[a-z][a-z-]*))(?:['’]s)?)\b"
     r"(?!\s+(?-i:[A-Z]))",
     re.IGNORECASE,
 )

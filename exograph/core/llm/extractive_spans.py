@@ -92,7 +92,6 @@ UNSAID = 0.1  # for "who <verb>s", a name whose sentence never says the verb's r
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
 
 
-# Currencies among the units: what a "how much did they pay?" answer is measured in.
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
     a number with its unit when the sentence writes one."""
@@ -248,11 +247,9 @@ def _candidates(
             end_of_life = _end_of_life(sentence.text, span, life) if life else 0
             if end_of_life < 0:
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
-            if (
-                kind not in ("date", "number")
-                and _before_asked_noun(sentence.text, span, question)
-                and not (noun and re.search(rf"\b{re.escape(span)}\s+{noun}", sentence.text, re.I))
-            ):
+            # "the Kiln Road ground" for "the name of the ground": the name written before the asked noun
+            names_noun = bool(noun) and re.search(rf"\b{re.escape(span)}\s+{noun}", sentence.text, re.I) is not None
+            if kind not in ("date", "number") and _before_asked_noun(sentence.text, span, question) and not names_noun:
                 continue  # "the Kelburn memorial" for "who carved the memorial": the thing asked about, not its answer
             if (
                 fill is not None
@@ -325,7 +322,7 @@ def _candidates(
             if kind == "number" and measured and _stem(measured.group(1)) in near_words:
                 bonus += MEASURED  # "a maximum torque of 65 Nm" for "how much torque": not the "1.4 kg" it weighs
             bonus += 0.1 * _nearness(sentence.text, span, near_words)
-            if noun and (noun in _all_stems(span) or re.search(rf"\b{re.escape(span)}\s+{noun}", sentence.text, re.I)):
+            if noun and (noun in _all_stems(span) or names_noun):
                 bonus += 0.15  # "what county": "Fairfax County"; "the name of the ground": "the Kiln Road ground"
                 fits = 1
             if wanted:
