@@ -120,6 +120,28 @@ def test_local_batches_group_texts_of_similar_length(local: Embedder, settings, 
     assert_close(vectors, [local.embed_one(text) for text in texts])
 
 
+def test_local_batches_are_ordered_by_word_pieces_not_characters(local: Embedder, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A pass pads to its longest text in word pieces: a long word of few pieces goes before a short text of many
+    (issue 29 §5: 2Wiki's entity names padded 29% less than in character order), each vector in its place."""
+    assert isinstance(local, LocalEmbedder)
+    model = local._loaded()
+    sent: list[list[str]] = []
+    real_tokenize = model.tokenize
+
+    def spying_tokenize(batch, **kwargs):  # type: ignore[no-untyped-def]
+        sent.append(list(batch))
+        return real_tokenize(batch, **kwargs)
+
+    monkeypatch.setattr(model, "tokenize", spying_tokenize)
+    texts = ["a b c d e f g", "internationalization", "Ada"]
+    pieces = [local.count_tokens(text) for text in texts]
+    assert pieces[2] < pieces[1] < pieces[0] and len(texts[1]) > len(texts[0])  # the characters say the other order
+    settings.EMBEDDING_BATCH_SIZE = 1
+    vectors = local.embed(texts)
+    assert sent == [["Ada"], ["internationalization"], ["a b c d e f g"]]
+    assert_close(vectors, [local.embed_one(text) for text in texts])
+
+
 def test_local_forward_passes_hold_a_bounded_number_of_texts(local: Embedder, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """However large EMBEDDING_BATCH_SIZE is (it also sizes a remote provider's requests), the local model reads at
     most LOCAL_BATCH_MAX texts a pass: fewer texts padded to the longest of each batch."""
