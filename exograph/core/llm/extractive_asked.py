@@ -15,7 +15,7 @@ _PLACE_NOUNS = frozenset(
     "city country state town county place region island river village district province capital location "
     "continent area neighborhood neighbourhood suburb borough municipality nation".split()
 )
-_DATE_NOUNS = frozenset("year date day month century decade era period timeframe".split())
+_DATE_NOUNS = frozenset("year date day month century decade era period timeframe time deadline".split())
 _PERSON_NOUNS = frozenset(
     "person man woman actor actress singer writer author director player politician musician artist "
     "screenwriter producer composer painter poet novelist scientist manager coach driver footballer "
@@ -135,7 +135,8 @@ def _answer_type(question: str) -> str:
     ):
         return "number"
     bare = re.match(
-        r"what (?:is|was|are|were|will be)\s+(?:(?:the|its|their|our|his|her)\s+)?([a-z]+)(?:\s+([a-z]+))?", q
+        r"what (?:is|was|are|were|will be)\s+(?:(?:the|its|their|our|his|her)\s+|[\w-]+['’]s\s+)?([a-z]+)(?:\s+([a-z]+))?",
+        q,
     )
     measured = re.search(r"\b([a-z]+)\s+of\s+(?:what|how much)\b", q)  # "with a population of what in 2010?"
     if (
@@ -144,6 +145,8 @@ def _answer_type(question: str) -> str:
         or (measured and _singular(measured.group(1)) in _NUMBER_NOUNS)
     ):
         return "number"  # "what was the population of ...", "what was revenue in the third quarter"
+    if re.match(r"how (?:often|frequently)\b", q):
+        return "frequency"  # "How often is rent paid?": "quarterly"
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):
         return "manner"  # asks how or why: answered by the best sentences, never a name picked out of them
     noun = head_noun(question)
@@ -153,6 +156,8 @@ def _answer_type(question: str) -> str:
         return "date"
     if q.startswith("where") or last == ["where"] or noun in _PLACE_NOUNS:
         return "place"
+    if re.match(r"what (?:does|did|do) .+ (?:mean|stand for)\b|what is the meaning of\b", q):
+        return "meaning"  # "What does ribollita mean?": what the evidence says it means
     if re.search(r"\bnationality\b", q):
         return "nationality"
     if re.search(r"\bfor a living\b|\b(?:job|occupation|profession)\b|^what (?:does|did|do) (?:\S+ ){1,4}do\b", q):

@@ -27,6 +27,20 @@ _TIME_OR_LENGTH = frozenset(
     "centuries ms millisecond milliseconds microsecond microseconds mm cm m metre metres meter meters km kilometre "
     "kilometres kilometer kilometers mile miles foot feet inch inches yard yards".split()
 )
+# "What time does the coach leave?": a time of day ("8:00", "2 pm", "9.30 a.m.")
+_ASKS_TIME = re.compile(r"\b(?:what|which)\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
+_CLOCK = re.compile(
+    r"(?<![\d.,])\d{1,2}[:.]\d{2}(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?![\d.,]?\d)|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
+    re.IGNORECASE,
+)
+# "How often is rent paid?": how often a thing happens ("quarterly", "every two weeks", "twice a year")
+_FREQUENCY = re.compile(
+    r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|"
+    r"(?:every|each)\s+(?:other\s+|(?:\w+\s+)?)?(?:day|night|week|fortnight|month|quarter|year|hour|minute|morning|evening|"
+    r"weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?|"
+    r"(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+(?:day|night|week|fortnight|month|quarter|year|hour))\b",
+    re.IGNORECASE,
+)
 _ASKS_START = re.compile(r"\b(?:from|before|baseline|previous|previously|original|originally|initial|formerly)\b", re.I)
 
 
@@ -63,3 +77,14 @@ def _counted_nouns(noun: str) -> str:
     if noun in _PEOPLE or re.search(r"(?:er|or|ist|ant|ent)s$", noun):
         return "|".join([*_PEOPLE, re.escape(noun), re.escape(_stem(noun))])
     return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
+
+
+def _is_sum(sentence: str, span: str) -> bool:
+    """The number is a sum of money: a currency sign before it or a currency after it ("costs 25 pounds")."""
+    currency = "|".join(sorted(_MONEY))
+    return span[:1] in "$£€¥" or bool(
+        re.search(
+            rf"(?:[$£€¥]\s?{re.escape(span)}|(?<![\w.,]){re.escape(span)}\s+(?:(?:million|billion|thousand)\s+)?(?:{currency})\b)",
+            sentence,
+        )
+    )

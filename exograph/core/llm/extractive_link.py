@@ -10,6 +10,8 @@ import re
 from exograph.core.llm.extractive_referents import resolved
 from exograph.core.llm.extractive_roles import doer_verb
 from exograph.core.llm.extractive_text import (
+    _OPENERS,
+    _WORD,
     _found,
     _question_keys,
     _Sentence,
@@ -41,13 +43,46 @@ _ROLE_ASKED = re.compile(
 )
 
 
-def _says_the_link(question: str, where: _Sentence, passage: str, described: str = "") -> bool:
+# "When does the exhibition close?": the thing the question asks about, by its common noun (written in lower case: a
+# name is checked by names_the_subject); and the common noun a sentence opens with ("The deal is expected to close")
+_ASKED_SUBJECT = re.compile(
+    r"\s*(?i:when|where|who|whom|what|which|how\s+[a-z]+)\s+(?i:does|did|do|is|was|are|were|will|should|can|could|"
+    r"would|has|have|had)\s+(?i:the|this|that|its|their|our|your)\s+([a-z]+)\b"
+)
+_OPENING_NOUN = re.compile(r"\s*(?:The|This|That|Its|Their|Our|Your)\s+([a-z]+)\b")
+
+
+def another_subject(question: str, sentence: str, evidence: str) -> bool:
+    """The sentence says what the question asks of another thing than the one the question names by its common
+    noun, a thing the evidence names elsewhere: "The deal is expected to close in June" for "When does the exhibition
+    close?" over notes that speak of an exhibition too. The sentence opens on a noun the question does not use and
+    says another of the question's words; a noun the evidence never uses may be the question's word for the
+    sentence's ("the firm" for "the company"), and a sentence opening on a frame ("The survey found that the glacier
+    ...") that says none of the question's other words is not taken for another thing."""
+    asked, opening = _ASKED_SUBJECT.match(question), _OPENING_NOUN.match(sentence)
+    if asked is None or opening is None:
+        return False
+    noun = _stem(asked.group(1))
+    words = {_stem(word) for word in _WORD.findall(question.casefold()) if word not in _OPENERS and not word.isdigit()}
+    words = words & _stems(question)  # (content words only: not "since", not "has")
+    said = _stems(sentence)
+    return (
+        _stem(opening.group(1)) not in words
+        and noun not in said
+        and bool((words - {noun}) & said)
+        and noun in _stems(evidence.replace(sentence, " "))
+    )
+
+
+def _says_the_link(question: str, where: _Sentence, passage: str, described: str = "", evidence: str = "") -> bool:
     """Whether the sentence holding a one-link short answer says what the question asks: its passage names what the
     question names (names_the_subject) and every figure it names ("in 2020"); its meaning (MiniLM cosine with the question, its pronoun read as its
     referent) is at least MEANING_FLOOR; it does not say another relation instead of the one the question names
     (RELATION_FAMILIES: founded, owns, born, ...; says_another_relation); and when it does not say that relation,
     its meaning is at least LINK_MEANING. The caller checks only with a sense of meaning (an embedder)."""
     if not names_the_subject(question, passage) or (where.meaning < MEANING_FLOOR and where.words < WORDS_ENOUGH):
+        return False
+    if another_subject(question, where.text, evidence):
         return False
     if not all(_found(key, f"{passage} {described}") for key in _question_keys(question) if key[:1].isdigit()):
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for (a figure may describe

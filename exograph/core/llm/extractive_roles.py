@@ -19,6 +19,49 @@ def _kin(word: str, verb: str) -> bool:
     return said == asked or any(said in family and asked in family for family in FAMILY_STEMS)
 
 
+# "Which cave will they visit?": the verb closing a which/what-noun question, whose object the noun asks for
+_CLOSING_VERB = re.compile(
+    r"\s*(?:which|what)\s+[a-z-]+\s+(?:will|did|does|do|would|can|could|should|must|is|are|was|were|has|have|had)\s+"
+    r"\S.*?\s([a-z]{3,})(?:\s+(?:for|to|from|in|on|at|with|by|into|about))?\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+def closing_verb(question: str) -> str:
+    """The verb a "which/what <noun> ... <verb>?" question asks the object of ("Which cave will they visit?" ->
+    visit), lower case; "" when the question does not close on a verb."""
+    match = _CLOSING_VERB.match(question)
+    verb = match.group(1) if match else ""
+    return verb if verb.islower() and verb not in _STOP and verb not in _AUXILIARY else ""
+
+
+def _object_of(sentence: str, span: str, verb: str) -> bool:
+    """The sentence writes span as the object of verb or of its kin ("visit the Blue John Cavern" for visit)."""
+    return any(
+        _kin(m.group(1), verb)
+        for m in re.finditer(rf"\b([a-z]+)\s+(?:(?:the|a|an|its|their|his|her)\s+)?{re.escape(span)}\b", sentence)
+    )
+
+
+# "Who is Fernhill's boss?": whose role the question asks for
+_ROLE_OF = re.compile(
+    r"\s*who\s+(?:is|was|are|were)\s+((?:[A-Z][\w.&-]*\s+){0,3}[A-Z][\w.&-]*)['’]s\s+[a-z]", re.IGNORECASE
+)
+
+
+def role_owner(sentence: str, span: str, about: str) -> str | None:
+    """Whose role the sentence gives span ("Fernhill's chief executive, Dominic Hale": Fernhill; "Its chief
+    executive, Siân Morgan": whom its pronoun means, `about`), or None when it gives none."""
+    name = re.escape(span)
+    owned = re.search(
+        rf"\b([A-Z][\w.&-]*(?:\s+[A-Z][\w.&-]*){{0,3}})['’]s\s+(?:[a-z-]+\s+){{0,3}}[a-z-]+,?\s+{name}\b", sentence
+    )
+    if owned is not None:
+        return owned.group(1)
+    pronoun = re.search(rf"\b(?:[Ii]ts|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z-]+\s+){{0,3}}[a-z-]+,?\s+{name}\b", sentence)
+    return about if pronoun is not None and about else None
+
+
 def _agent(sentence: str, span: str, verb: str) -> bool:
     """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
     "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
@@ -110,6 +153,10 @@ def doer_verb(question: str) -> str:
         return said.group(1)  # "who set the café up": founded; "who put it up": built
     if verb not in _AUXILIARY:
         return verb
+    # "Who is funding the show?", "Who will run the stall?": the verb right after the auxiliary
+    going = re.match(r"\s*(?:who|whom)\s+(?:is|are|was|were)\s+([a-z]+ing)\b", question, re.IGNORECASE)
+    if going is not None and going.group(1).casefold() not in _STOP:
+        return going.group(1).casefold()
     end = re.search(r"\b(from|to)\W*$", question.casefold())
     if end is None:
         return ""

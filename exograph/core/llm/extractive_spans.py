@@ -18,37 +18,41 @@ from exograph.core.llm.extractive_asked import (
 )
 from exograph.core.llm.extractive_figures import (
     _ASKS_START,
+    _ASKS_TIME,
     _CHANGE,
+    _CLOCK,
     _MONEY,
     _MONEY_STEMS,
     _SHARE,
     _TIME_OR_LENGTH,
     _counted_nouns,
     _counts_other,
+    _is_sum,
     _move_end,
 )
+from exograph.core.llm.extractive_kinds import _spans, _type_of, expected_types
 from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
+    _ROLE_OF,
     _agent,
     _before_asked_noun,
-    _common_places,
     _converse_doer,
     _converse_subject,
     _does_itself,
+    _object_of,
     _objects,
     _predicates,
     _titled,
     _undergoes,
+    closing_verb,
     date_end,
     doer_verb,
-    role_phrases,
+    role_owner,
 )
 from exograph.core.llm.extractive_text import (
     _DATE,
     _MONTHS,
     _NAME_WORD,
-    _NATIONALITY,
-    _NUMBER,
     _STOP,
     _UNITS,
     BORN,
@@ -56,7 +60,7 @@ from exograph.core.llm.extractive_text import (
     FAMILY_STEMS,
     _all_stems,
     _end_of_life,
-    _measured,
+    _found,
     _nearness,
     _Sentence,
     _stem,
@@ -67,13 +71,6 @@ from exograph.core.llm.extractive_text import (
 
 _SETTLEMENTS = frozenset("city town village hamlet suburb island river county country region".split())
 _GENERIC = _PLACE_NOUNS | frozenset(_NOUN_TYPES) | frozenset("mount saint st port cape bay point".split())
-# The types a kind of answer takes; a span the NER types otherwise is not of that kind.
-_KIND_TYPES = {
-    "person": frozenset({"PERSON", "ORGANIZATION"}),
-    "place": frozenset({"LOCATION"}),
-    "date": frozenset({"DATE"}),
-    "number": frozenset({"QUANTITY"}),
-}
 TYPE_MATCH = 0.15  # a span the NER gives the asked type gains this (tuned on HotpotQA dev, bench/chat.py)
 TYPE_MISMATCH = 0.3  # a span the NER gives another type loses this
 DEFINED = 0.15  # a span a sentence defines as the asked noun ("X was an American actor") gains this
@@ -90,57 +87,6 @@ SUBJECT = 0.1  # for "who", the name opening its sentence (its subject, the doer
 ASPECT = 0.15  # "when did the trial finish": a date the sentence gives its end gains this, its start loses it
 UNSAID = 0.1  # for "who <verb>s", a name whose sentence never says the verb's relation family loses this
 CANDIDATE_SENTENCES = 4  # the best sentences whose spans are candidates (6 and 8 measured: equal on dev and validation)
-
-
-def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
-    """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
-    a number with its unit when the sentence writes one."""
-    if kind == "date":
-        return [m.group(0) for m in _DATE.finditer(sentence)]
-    if kind == "number":
-        found = list(_NUMBER.finditer(sentence))
-        return [_sign(sentence, m.start()) + ((measure and _measured(sentence, m)) or m.group(0)) for m in found]
-    if kind == "role":
-        return role_phrases(sentence)
-    # "Kestrel Freight's chief executive": the name, not its possessive
-    # a figure ("25x", "10 km") is no name: it answers how much or how many, never which or who
-    names = list(dict.fromkeys(re.sub(r"['’]s$", "", name) for name in names_in(sentence) if not name[:1].isdigit()))
-    if kind == "nationality":
-        return [name for name in names if _NATIONALITY.match(name)]
-    if kind == "person":
-        names = [name for name in names if not _NATIONALITY.match(name)]
-    if kind == "place":
-        after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
-        return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names + _common_places(sentence)))
-    return names
-
-
-def _sign(sentence: str, at: int) -> str:
-    """The currency sign written right before a number at `at` ("$4.2 million": a sum keeps its sign), or ""."""
-    before = sentence[at - 1] if at > 0 else ""
-    return before if before and before in "$£€¥" else ""
-
-
-def expected_types(question: str, kind: str) -> frozenset[str]:
-    """The NER types an answer of kind may take for this question (empty: any): who -> a person or a body (a
-    person when the question's noun is a person's), where -> a place, when -> a date, "which company" -> a body."""
-    noun = head_noun(question)
-    if kind == "person" and noun in _PERSON_NOUNS:
-        return frozenset({"PERSON"})
-    if kind == "name":
-        return _NOUN_TYPES.get(noun, frozenset())
-    return _KIND_TYPES.get(kind, frozenset())
-
-
-def _type_of(span: str, types: dict[str, str]) -> str:
-    """The NER type of span: of the typed name it equals, else of one holding it or held by it; "" if untyped."""
-    key = span.casefold()
-    if key in types:
-        return types[key]
-    for name, kind in types.items():
-        if len(name) > 2 and (name in key or key in name):
-            return kind
-    return ""
 
 
 Fill = Callable[[Sequence[_Sentence]], None]  # reads the typed names of sentences not read yet
@@ -172,7 +118,8 @@ def _candidates(
     money = (
         measure
         and re.search(
-            r"\b(?:pay|paid|pays|cost|costs|price|spend|spent|charge[sd]?|sold|buy|bought)\b", question.casefold()
+            r"\b(?:pay(?:s|ing)?|paid|cost(?:s|ing)?|price|spen[dt](?:s|ing)?|charg(?:e[sd]?|ing)|sold|buy(?:ing)?|bought)\b",
+            question.casefold(),
         )
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
     money = money and not _SHARE.search(question)  # "what share of sales": a percentage is the answer
@@ -189,6 +136,9 @@ def _candidates(
     near_words |= {stem for index in family_words(question) for stem in FAMILY_STEMS[index]}
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
+    clock = kind == "date" and _ASKS_TIME.search(question) is not None
+    whose = _ROLE_OF.match(question) if kind == "person" else None
+    closing = closing_verb(question) if kind not in ("date", "number") else ""
     # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
     who_family = family_words(who_verb) if who_verb else set()
     found: dict[str, tuple[float, str, _Sentence]] = {}
@@ -199,6 +149,8 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
+        if clock:
+            spans = [m.group(0).strip() for m in _CLOCK.finditer(sentence.text)] + spans
         # "After Varenne's death she directed the laboratory": she (the passage's subject) did it
         pronoun_subject = kind == "person" and bool(sentence.about) and _personal(sentence.text)
         if pronoun_subject and sentence.about.casefold() not in {s.casefold() for s in spans}:
@@ -232,6 +184,8 @@ def _candidates(
                 continue  # "Valdmora Maritime Museum" for the question's "Maritime Museum": the thing asked about
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
+            if span.isupper() and re.match(rf"{re.escape(span)},\s+(?:{_DATE.pattern})\s*[—–-]", sentence.text):
+                continue  # "LEEDS, 3 March 2026 — Fernhill Foods ...": a news dateline, where it was written
             if kind == "place" and re.search(
                 rf"\b(?:in|at|from|near)\s+[A-Z][\w'’.-]*,\s+(?:in|near)\s+{re.escape(span)}\b", sentence.text
             ):
@@ -274,6 +228,10 @@ def _candidates(
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
+            if wanted and noun and noun in _all_stems(span) and typed not in wanted:
+                typed = min(
+                    wanted
+                )  # "River Noe" for "which river": the name's own noun types it, whatever the NER says
             if only_wanted and typed not in wanted:
                 continue
             if (
@@ -308,11 +266,16 @@ def _candidates(
                 re.match(rf"{re.escape(span)}\s+[a-z]", sentence.text) or (pronoun_subject and span == sentence.about)
             ):
                 bonus += SUBJECT  # "Conrad Lusk joined Kestrel Freight and ran the depot": the doer opens it
-            located = kind == "place" and (
-                re.search(rf"\b(?:in|at|from|near)\s+{re.escape(span)}", sentence.text)
-                or _move_end(sentence.text, span) > 0  # "moved from X to the Corn Exchange"
+            # "born in Tartu", "moved from X to the Corn Exchange", "trained at the Glasgow School of Art": a where, a
+            # body or not; "in the National Football League" is a where of less weight (the NER's type stands)
+            located = kind == "place" and bool(
+                re.search(rf"\b(?:(?:in|at|from|near)|at\s+the)\s+{re.escape(span)}", sentence.text)
+                or _move_end(sentence.text, span) > 0
             )
-            if located:
+            located_the = kind == "place" and bool(
+                re.search(rf"\b(?:in|at|from|near)\s+the\s+{re.escape(span)}", sentence.text)
+            )
+            if located or located_the:
                 bonus += 0.05
             if kind != "date":
                 # "moves from Lisbon to Porto", "from 61.2 to 72.4": where it ends is the answer, unless the question
@@ -321,6 +284,11 @@ def _candidates(
             measured = re.search(rf"\b([a-z]+)\s+(?:of|is|was)\s+(?:[a-z]+\s+){{0,2}}?{re.escape(span)}", sentence.text)
             if kind == "number" and measured and _stem(measured.group(1)) in near_words:
                 bonus += MEASURED  # "a maximum torque of 65 Nm" for "how much torque": not the "1.4 kg" it weighs
+            elif money and measured and {_stem(measured.group(1))} & _MONEY_STEMS:
+                bonus -= MEASURED  # "revenue of 410 million pounds" for "how much is it paying": another sum
+            genitive = re.search(rf"{re.escape(span)}['’]\s+([a-z]+)(?:\s+([a-z]+))?", sentence.text)
+            if kind == "number" and genitive and {_stem(w) for w in genitive.groups() if w} & near_words:
+                bonus += MEASURED  # "on six months' written notice" for "how much notice"
             bonus += 0.1 * _nearness(sentence.text, span, near_words)
             if noun and (noun in _all_stems(span) or names_noun):
                 bonus += 0.15  # "what county": "Fairfax County"; "the name of the ground": "the Kiln Road ground"
@@ -339,6 +307,8 @@ def _candidates(
             unit = span.rsplit(" ", 1)[1].casefold() if " " in span else ""
             if re.fullmatch(r"[\d.,]+[x×]", span):
                 unit = "times"  # "30x": a ratio, measured as "30 times" is
+            if counted and not money and counted.group(1) not in _MONEY and _is_sum(sentence.text, span):
+                continue  # "how many works": not the "25 pounds" the catalogue costs
             if money and not unit and _counts_other(sentence.text, span):
                 continue  # "how much does it cost": not "two" of "two million users"
             if money and (span[:1] in "$£€¥" or unit in _MONEY):
@@ -379,6 +349,12 @@ def _candidates(
                     SAID if span in objects else 0.0
                 )  # what the evidence says was bought, for "bought what"
                 fits = 1
+            owner = role_owner(sentence.text, span, sentence.about) if whose else None
+            if owner is not None and whose is not None:
+                # "Fernhill's chief executive, X" for "Who is Fernhill's boss?"; not "Its chief executive, Y" of another
+                bonus += AGENT if _found(whose.group(1), owner) or _found(owner, whose.group(1)) else -ROLE_OTHER
+            if closing and _object_of(sentence.text, span, closing):
+                bonus += SAID  # "visit the Blue John Cavern" for "which cave will they visit"
             if who_verb and not _says_verb(resolved(sentence.text, sentence.about), who_verb, who_family):
                 bonus -= UNSAID
             if who_verb and _converse_doer(sentence.text, span, who_verb):

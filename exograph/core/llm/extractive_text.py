@@ -24,7 +24,7 @@ _ASKING = frozenset(
     "kind type first will would shall should could might must going".split()  # modal and future forms ask, not name
 )
 _OPENERS = frozenset(
-    "the a an however but and so then also in on at for this that these those it its there their our we "
+    "the a an however but and so then also in on at for this that these those it its there their our we my your "
     "i you he she they yes no according based both each every some many most when while although if "
     "after before since as by from with who whom whose what which where why how is are was were do does "
     "did can could has have had will would should his her under during since until among across through "
@@ -38,6 +38,7 @@ _MONTHS = (
 _DATE = re.compile(
     rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{3,4}}|(?:{_MONTHS})\s+\d{{3,4}}|"
     rf"\d{{1,2}}\s+(?:{_MONTHS})(?!\w)|(?:{_MONTHS})\s+\d{{1,2}}(?![\d,])|"  # a day with no year: "on 12 April"
+    rf"(?:(?<=\bin\s)|(?<=\bby\s)|(?<=\buntil\s)|(?<=\bbefore\s))(?:{_MONTHS})(?!\s*\d)|"  # "close in June"
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
@@ -56,7 +57,8 @@ _UNITS = frozenset(
     "microseconds volt volts watt watts amp amps euro euros dollar dollars yen franc francs crowns kronor rupees pence "
     "cents times".split()
 )
-_MEASURE = re.compile(r"(?:\s+|-)(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")  # "1.3 million cubic metres"
+# "1.3 million cubic metres", "two and a half hours"
+_MEASURE = re.compile(r"(?:\s+and\s+a\s+half)?(?:\s+|-)(?:of\s+an?\s+)?((?:cubic|square)\s+)?([A-Za-z%]+)")
 _CALENDAR = re.compile(
     rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thus|Set|U\.S|US|UK)(?:\s+\d+)?",
     re.IGNORECASE,
@@ -81,7 +83,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "start started starts found founded founder founders establish established create created "
         "launch launched co-founded cofounded",
         "head heads headed lead leads led leader direct directs directed director chief ceo chair chairs "
-        "chaired run runs ran manage manages managed manager president operate operates operated operator "
+        "chaired run runs ran manage manages managed manager president operate operates operated operator boss "
         "govern governs governed governor mayor",
         "sell sells sold seller market markets marketed distribute distributes distributed retail retails "
         "vendor supplies supplied supplier",
@@ -90,7 +92,8 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "design designs designed designer architect plan plans planned draw drew drawn drafted",
         "born birth birthplace native",
         "die died death",
-        "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding",
+        "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding "
+        "scrap scrapped demolish demolished",
         "wrote write writes written author authored writer penned",
         "play plays played player member joined",
         "marry married spouse wife husband",
@@ -368,7 +371,12 @@ _PHRASAL = (
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+over\b"), " acquired "),
     (re.compile(r"\b(?:took|takes?|taken|taking)\s+part\b"), " participated "),
     (re.compile(r"\b(?:break|breaks|broke|broken|breaking|split|splits|splitting)\s+up\b"), " disbanded "),
-    (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),  # the adjective: "a village close to Leeds" says no closure
+    (re.compile(r"\bclose\s+(?:to|by)\b"), " near "),
+    # a span of time, not a firm run: "the trip will run from 12 May to 14 May", "the show runs until June"
+    (
+        re.compile(r"\b(?:run|runs|ran|running)\s+(?=(?:from|until|till|through|between)\b)"),
+        " lasts ",
+    ),  # the adjective: "a village close to Leeds" says no closure
 )
 # "Ada Treloar (1891-1967)": a life's span says when the person was born and when they died. It is read as saying
 # those links (a question asking one of them is matched to it), never as another link than the asked one (a

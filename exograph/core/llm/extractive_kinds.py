@@ -1,0 +1,79 @@
+"""The extractive reader's spans of a kind (exograph/core/llm/extractive_spans.py): the phrases of a sentence that may
+answer a question asking for a date, a number, a role, a meaning, a frequency, a nationality, a person or a place,
+and the NER types each kind of answer takes. Pure."""
+
+from __future__ import annotations
+
+import re
+
+from exograph.core.llm.extractive_asked import _NOUN_TYPES, _PERSON_NOUNS, head_noun
+from exograph.core.llm.extractive_figures import _FREQUENCY
+from exograph.core.llm.extractive_roles import _common_places, role_phrases
+from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, names_in
+
+# The types a kind of answer takes; a span the NER types otherwise is not of that kind.
+_KIND_TYPES = {
+    "person": frozenset({"PERSON", "ORGANIZATION"}),
+    "place": frozenset({"LOCATION"}),
+    "date": frozenset({"DATE"}),
+    "number": frozenset({"QUANTITY"}),
+}
+
+
+def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
+    """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
+    a number with its unit when the sentence writes one."""
+    if kind == "date":
+        return [m.group(0) for m in _DATE.finditer(sentence)]
+    if kind == "number":
+        found = list(_NUMBER.finditer(sentence))
+        return [_sign(sentence, m.start()) + ((measure and _measured(sentence, m)) or m.group(0)) for m in found]
+    if kind == "role":
+        return role_phrases(sentence)
+    if kind == "frequency":
+        return [m.group(0) for m in _FREQUENCY.finditer(sentence)]
+    if kind == "meaning":  # 'Ribollita means "reboiled"', "ECU stands for engine control unit"
+        said = re.findall(r"\b(?:means|meant|meaning|stands\s+for|stood\s+for)\s+[\"“‘']?([^\"”’.,;:!?()]+)", sentence)
+        return [phrase.strip() for phrase in said if phrase.strip()]
+    # "Kestrel Freight's chief executive": the name, not its possessive
+    # a figure ("25x", "10 km") is no name: it answers how much or how many, never which or who
+    # "the Leeds-based maker": the place is Leeds
+    names = list(
+        dict.fromkeys(re.sub(r"['’]s$|-based$", "", name) for name in names_in(sentence) if not name[:1].isdigit())
+    )
+    if kind == "nationality":
+        return [name for name in names if _NATIONALITY.match(name)]
+    if kind == "person":
+        names = [name for name in names if not _NATIONALITY.match(name)]
+    if kind == "place":
+        after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
+        return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names + _common_places(sentence)))
+    return names
+
+
+def _sign(sentence: str, at: int) -> str:
+    """The currency sign written right before a number at `at` ("$4.2 million": a sum keeps its sign), or ""."""
+    before = sentence[at - 1] if at > 0 else ""
+    return before if before and before in "$£€¥" else ""
+
+
+def expected_types(question: str, kind: str) -> frozenset[str]:
+    """The NER types an answer of kind may take for this question (empty: any): who -> a person or a body (a
+    person when the question's noun is a person's), where -> a place, when -> a date, "which company" -> a body."""
+    noun = head_noun(question)
+    if kind == "person" and noun in _PERSON_NOUNS:
+        return frozenset({"PERSON"})
+    if kind == "name":
+        return _NOUN_TYPES.get(noun, frozenset())
+    return _KIND_TYPES.get(kind, frozenset())
+
+
+def _type_of(span: str, types: dict[str, str]) -> str:
+    """The NER type of span: of the typed name it equals, else of one holding it or held by it; "" if untyped."""
+    key = span.casefold()
+    if key in types:
+        return types[key]
+    for name, kind in types.items():
+        if len(name) > 2 and (name in key or key in name):
+            return kind
+    return ""
