@@ -88,3 +88,14 @@ def test_a_sentence_about_another_thing_does_not_answer_the_questions_noun():
     )
     got = read_as_chat("When does the festival close?", *texts, title="notes.txt")
     assert got.short != "October", got
+
+
+def test_a_unit_after_its_number_is_never_a_name():
+    # "900 GB of scans": GB is the measure's unit, not the system the archive moves to
+    texts = (
+        "The team will move the archive to a new store next month. The archive holds 900 GB of scans, and the new "
+        "store keeps 40 GB free for growth.",
+    )
+    for question in ("Which system will hold the archive?", "Which format are the scans in?"):
+        got = read_as_chat(question, *texts, title="notes.txt")
+        assert got.short != "GB", (question, got)

@@ -184,6 +184,12 @@ def _candidates(
                 continue  # "Valdmora Maritime Museum" for the question's "Maritime Museum": the thing asked about
             if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
+            if (
+                kind not in ("number", "date")
+                and len(span) <= 3
+                and re.search(rf"\d\s?{re.escape(span)}\b", sentence.text)
+            ):
+                continue  # "a 4.0 Ah battery", "16 GB of memory": a unit after its number, never a name
             if span.isupper() and re.match(rf"{re.escape(span)},\s+(?:{_DATE.pattern})\s*[—–-]", sentence.text):
                 continue  # "LEEDS, 3 March 2026 — Fernhill Foods ...": a news dateline, where it was written
             if kind == "place" and re.search(
