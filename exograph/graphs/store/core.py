@@ -46,6 +46,7 @@ from exograph.core.errors import ServiceUnavailable, TransientError, ValidationE
 from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
 from exograph.graphs.store import cjk
 from exograph.graphs.store.revision import store_revision_bump, store_revision_forget
+from exograph.graphs.store.vectors import Floats, Vector32, floats, vector_text
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -76,21 +77,6 @@ class StoreUnavailable(ServiceUnavailable, TransientError):
 # --- parameters, labels, relation types --------------------------------------------------------
 
 
-class _Floats(list):  # type: ignore[type-arg]
-    """A parameter list of finite floats (an embedding): checked once and written by `_header` at C speed."""
-
-
-def _floats(value: list[Any] | tuple[Any, ...]) -> _Floats | None:
-    """The list as _Floats when every item is a float and all are finite (else None: checked item by item)."""
-    if not value or not all(type(item) is float for item in value):
-        return None
-    try:
-        total = math.fsum(value)
-    except OverflowError:
-        return None
-    return _Floats(value) if math.isfinite(total) else None
-
-
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -103,8 +89,10 @@ def _clean(value: Any, path: str) -> Any:
         return value
     if isinstance(value, str):
         return value.replace("\x00", "")
+    if type(value) is Vector32:  # made by vector32(): already checked
+        return value
     if isinstance(value, list | tuple):
-        vector = _floats(value)
+        vector = floats(value)
         if vector is not None:
             return vector
         return [_clean(item, f"{path}[{i}]") for i, item in enumerate(value)]
@@ -133,9 +121,10 @@ def params(values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[st
 
 def _render(value: Any) -> str:
     """One parameter value as falkordb's client writes it (helpers.stringify_param_value), an embedding at C speed:
-    a 384-float vector written item by item through the client's recursion cost more than its FalkorDB write."""
-    if type(value) is _Floats:
-        return "[" + ",".join(map(repr, value)) + "]"
+    a 384-float vector written item by item through the client's recursion cost more than its FalkorDB write; a
+    vector a write stores with vecf32 (a Vector32) with 9 significant digits (store/vectors.py)."""
+    if isinstance(value, Floats):
+        return vector_text(value)
     if isinstance(value, list):
         return "[" + ",".join(map(_render, value)) + "]"
     if isinstance(value, dict):

@@ -27,6 +27,7 @@ from exograph.graphs.store.core import (
     ro_query_primary as ro_query,  # every read here feeds a write: the primary's state, never a replica's
 )
 from exograph.graphs.store.revision import store_revision_bump
+from exograph.graphs.store.vectors import vector32
 from exograph.graphs.types import GraphCounts
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,12 @@ def store_document_write(
             "c.vkey = r.vkey, c.language = r.language, c.nonlanguage = r.nonlanguage "
             "MERGE (d)-[:HAS_CHUNK]->(c) "
             "MERGE (v:ChunkVector {key: r.vkey}) ON CREATE SET v.chunk_id = r.id, v.embedding = vecf32(r.embedding)",
-            {**base, "rows": [{**row, "terms": cjk_terms(row["text"])} for row in batch]},
+            {
+                **base,
+                "rows": [
+                    {**row, "terms": cjk_terms(row["text"]), "embedding": vector32(row["embedding"])} for row in batch
+                ],
+            },
         )
     for batch in _batches(entities):
         rows = query(
@@ -151,7 +157,7 @@ def store_document_write(
             + _ENTITY_SET
             + "MERGE (v:EntityVector {key: r.vkey}) ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(r.embedding) "
             "RETURN count(CASE WHEN fresh THEN 1 END)",
-            {**base, "rows": list(batch)},
+            {**base, "rows": [{**row, "embedding": vector32(row["embedding"])} for row in batch]},
         )
         delta["entities"] += _count(rows)
         _entity_terms_refresh(store_name, [r["id"] for r in batch])
@@ -337,6 +343,10 @@ def store_vectors_write(store_name: str, node_label: str, rows: Sequence[dict[st
             "WITH r UNWIND r.vectors AS vec MERGE (v:EntityVector {key: vec.key}) "
             "ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(vec.embedding)"
         )
+    if node == "Chunk":
+        rows = [{**r, "embedding": vector32(r["embedding"])} for r in rows]
+    else:
+        rows = [{**r, "vectors": [{**v, "embedding": vector32(v["embedding"])} for v in r["vectors"]]} for r in rows]
     for batch in _batches(rows, 1000):
         query(store_name, cypher, {"rows": list(batch)})
 
