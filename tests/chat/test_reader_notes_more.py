@@ -99,3 +99,12 @@ def test_a_unit_after_its_number_is_never_a_name():
     for question in ("Which system will hold the archive?", "Which format are the scans in?"):
         got = read_as_chat(question, *texts, title="notes.txt")
         assert got.short != "GB", (question, got)
+
+
+def test_meaning_alone_carries_a_sentence_sharing_no_word_with_the_question():
+    texts = (
+        "Dear members, the club dinner is on 3 June at the Old Mill. Tickets cost 30 pounds each.",
+        "Payment is due by 15 May through the club's website.",
+    )
+    got = read_as_chat("What is the last day for paying?", *texts, title="notes.txt")
+    assert got.answered and got.short == "15 May", got
