@@ -108,3 +108,19 @@ def test_meaning_alone_carries_a_sentence_sharing_no_word_with_the_question():
     )
     got = read_as_chat("What is the last day for paying?", *texts, title="notes.txt")
     assert got.answered and got.short == "15 May", got
+
+
+def test_a_day_written_after_its_month_is_no_count():
+    # "born March 12, 1961": 12 is a day, not how many books she wrote; the notes give no count
+    texts = ("Ilse Brandt (born March 12, 1961) is a German novelist who has written novels since 1990.",)
+    got = read_as_chat("How many novels has Ilse Brandt written?", *texts, title="notes.txt")
+    assert got.short != "12", got
+
+
+def test_a_chains_far_end_for_how_long_is_a_length_with_its_unit():
+    texts = (
+        "The Harrow Valley links the two towns of Elmsford and Caddon, and is crossed by the Caddon Viaduct.",
+        "The Caddon Viaduct is 1.2 km long and was opened in 1874.",
+    )
+    got = read_as_chat("How long is the viaduct that crosses the valley linking Elmsford and Caddon?", *texts)
+    assert got.short == "1.2 km", got

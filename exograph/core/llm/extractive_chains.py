@@ -133,6 +133,8 @@ def _follow_chain(
                 )
                 if not spans or (verb and spans[0][1] not in _objects(second.text, verb, asked)):
                     continue  # "... secured what": the far end is what the second link says was secured
+                if kind == "number" and _UNIT_NEEDED.search(question) and " " not in spans[0][1]:
+                    continue  # "how long is the bridge": a length with its unit, never "two" (of "the two cities")
                 if kind == "place" and typed_by is not None and typed_by.get(spans[0][1].casefold(), 0) < 0:
                     continue  # the evidence says the far end is no place (a society for "where")
                 total = match + 0.5 * first.score - 0.05 * rank + 0.1 * second.score
@@ -147,6 +149,9 @@ def _follow_chain(
     if best is None:
         return None
     return best[1], best[2]
+
+
+_UNIT_NEEDED = re.compile(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", re.IGNORECASE)
 
 
 def _antecedent(question: str) -> str:

@@ -202,8 +202,11 @@ def _candidates(
                 and (_type_of(span, types) == "DATE" or _end_of_life(sentence.text, span, {BORN}))
             ):
                 continue  # "set up in 2014" for "how many staff", "(1891-1967)" for "how old": a year is no count or age
-            if kind == "number" and re.search(rf"(?<![\d.,]){re.escape(span)}\s+(?:{_MONTHS})\b", sentence.text):
-                continue  # "opened on 3 May 1998": a day of the month is no count or sum
+            if kind == "number" and re.search(
+                rf"(?<![\d.,]){re.escape(span)}\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\s+{re.escape(span)}\b(?![.\d])",
+                sentence.text,
+            ):
+                continue  # "opened on 3 May 1998", "born August 30, 1930": a day of the month is no count or sum
             end_of_life = _end_of_life(sentence.text, span, life) if life else 0
             if end_of_life < 0:
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born
@@ -323,6 +326,8 @@ def _candidates(
                 continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
             elif measure and unit in _UNITS and not (durational and unit not in _TIME_OR_LENGTH):
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count, never "4.0 Ah"
+            elif unit_needed and "-" not in span and _counts_other(sentence.text, span, money=False):
+                continue  # "how long is the viaduct": never "two" of "the two towns", a count of things
             elif unit_needed:
                 bonus -= UNIT_MATCH  # "how long did the trial last": not "sixty" (of "adults over sixty")
             if counted and re.search(
