@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
+from exograph.core.llm.extractive_figures import _UNIT_NEEDED
 from exograph.core.llm.extractive_referents import described_subject
 from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
@@ -149,9 +150,6 @@ def _follow_chain(
     if best is None:
         return None
     return best[1], best[2]
-
-
-_UNIT_NEEDED = re.compile(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", re.IGNORECASE)
 
 
 def _antecedent(question: str) -> str:

@@ -41,6 +41,8 @@ _FREQUENCY = re.compile(
     r"(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+(?:day|night|week|fortnight|month|quarter|year|hour))\b",
     re.IGNORECASE,
 )
+# "how long/far/tall ...": a measure with its unit is asked, never a bare count
+_UNIT_NEEDED = re.compile(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", re.IGNORECASE)
 _ASKS_START = re.compile(r"\b(?:from|before|baseline|previous|previously|original|originally|initial|formerly)\b", re.I)
 
 
@@ -79,12 +81,15 @@ def _counted_nouns(noun: str) -> str:
     return f"{re.escape(noun)}|{re.escape(_stem(noun))}"
 
 
+_CURRENCY = "|".join(sorted(_MONEY))
+
+
 def _is_sum(sentence: str, span: str) -> bool:
     """The number is a sum of money: a currency sign before it or a currency after it ("costs 25 pounds")."""
-    currency = "|".join(sorted(_MONEY))
+    name = re.escape(span)
     return span[:1] in "$£€¥" or bool(
         re.search(
-            rf"(?:[$£€¥]\s?{re.escape(span)}|(?<![\w.,]){re.escape(span)}\s+(?:(?:million|billion|thousand)\s+)?(?:{currency})\b)",
+            rf"(?:[$£€¥]\s?{name}|(?<![\w.,]){name}\s+(?:(?:million|billion|thousand)\s+)?(?:{_CURRENCY})\b)",
             sentence,
         )
     )

@@ -153,7 +153,7 @@ def doer_verb(question: str) -> str:
         return said.group(1)  # "who set the café up": founded; "who put it up": built
     if verb not in _AUXILIARY:
         return verb
-    # "Who is funding the show?", "Who will run the stall?": the verb right after the auxiliary
+    # "Who is funding the show?": the progressive's verb after the auxiliary
     going = re.match(r"\s*(?:who|whom)\s+(?:is|are|was|were)\s+([a-z]+ing)\b", question, re.IGNORECASE)
     if going is not None and going.group(1).casefold() not in _STOP:
         return going.group(1).casefold()

@@ -25,6 +25,7 @@ from exograph.core.llm.extractive_figures import (
     _MONEY_STEMS,
     _SHARE,
     _TIME_OR_LENGTH,
+    _UNIT_NEEDED,
     _counted_nouns,
     _counts_other,
     _is_sum,
@@ -124,7 +125,7 @@ def _candidates(
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
     money = money and not _SHARE.search(question)  # "what share of sales": a percentage is the answer
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
-    unit_needed = re.search(r"\bhow (?:long|far|tall|wide|deep|high|heavy)\b", question.casefold()) is not None
+    unit_needed = _UNIT_NEEDED.search(question) is not None
     counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
@@ -238,9 +239,8 @@ def _candidates(
             if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
             if wanted and noun and noun in _all_stems(span) and typed not in wanted:
-                typed = min(
-                    wanted
-                )  # "River Noe" for "which river": the name's own noun types it, whatever the NER says
+                # "River Noe" for "which river": the name's own noun types it, whatever the NER says
+                typed = min(wanted)
             if only_wanted and typed not in wanted:
                 continue
             if (
