@@ -179,3 +179,57 @@ def test_the_index_links_aliases_as_the_store_does(alice) -> None:  # type: igno
     assert subgraph_index.alias_names(index, graph.store_name, keys, limit=1, per_key=5) == (
         store.store_alias_names(graph.store_name, keys=keys, limit=1, per_key=5)
     )
+
+
+def _spy_writes(monkeypatch, fail_on: str | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+    """Record, in order, each write query to the store ('write') and each revision bump ('bump' / 'bump quiet');
+    a write whose text holds fail_on raises StoreUnavailable, as a store that went down mid-write."""
+    from exograph.graphs.store import core, revision
+
+    seen: list[str] = []
+    execute, bump = core._execute, revision.store_revision_bump
+
+    def spy_execute(store_name, cypher, values, *, read_only):  # type: ignore[no-untyped-def]
+        if not read_only:
+            seen.append("write")
+            if fail_on and fail_on in cypher:
+                raise store.StoreUnavailable("down", code="graph_store_unavailable")
+        return execute(store_name, cypher, values, read_only=read_only)
+
+    def spy_bump(store_name, *, quiet=False):  # type: ignore[no-untyped-def]
+        seen.append("bump quiet" if quiet else "bump")
+        bump(store_name, quiet=quiet)
+
+    monkeypatch.setattr(core, "_execute", spy_execute)
+    monkeypatch.setattr(core, "store_revision_bump", spy_bump)
+    monkeypatch.setattr(revision, "store_revision_bump", spy_bump)
+    return seen
+
+
+@pytest.mark.django_db
+def test_a_document_write_changes_the_revision_once_after_its_last_query(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="One bump", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["Quillon Abbey brews a dark ale."], entities=[ABBEY])
+    token = store_revision(graph.store_name)
+    seen = _spy_writes(monkeypatch)
+    write_doc(
+        graph,
+        alice,
+        texts=["Brannock Mill grinds barley for Quillon Abbey.", "Quillon Abbey pays Brannock Mill in ale."],
+        entities=[ABBEY, MILL],
+        relations=[("Brannock Mill", "supplies", "Quillon Abbey")],
+    )
+    assert seen.count("write") > 3 and seen.count("bump") == 1 and seen[-1] == "bump"
+    assert store_revision(graph.store_name) != token
+
+
+@pytest.mark.django_db
+def test_a_document_write_that_fails_midway_still_changes_the_revision(alice, write_doc, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    graph = graph_create(actor=alice, name="Failed write", scope=Scope.PRIVATE)
+    write_doc(graph, alice, texts=["Quillon Abbey brews a dark ale."], entities=[ABBEY])
+    token = store_revision(graph.store_name)
+    seen = _spy_writes(monkeypatch, fail_on="MERGE (c)-[:MENTIONS]->(e)")
+    with pytest.raises(store.StoreUnavailable):
+        write_doc(graph, alice, texts=["Brannock Mill grinds barley for Quillon Abbey."], entities=[ABBEY, MILL])
+    assert seen.count("write") > 2 and seen[-1] == "bump quiet" and "bump" not in seen
+    assert store_revision(graph.store_name) != token  # what landed before the failure is reloaded by a reader

@@ -45,7 +45,7 @@ from falkordb.helpers import stringify_param_value
 from exograph.core.errors import ServiceUnavailable, TransientError, ValidationError
 from exograph.core.falkor import falkordb_client, falkordb_read_client, placement_enabled, replica_failed, server_of_key
 from exograph.graphs.store import cjk
-from exograph.graphs.store.revision import store_revision_bump, store_revision_forget
+from exograph.graphs.store.revision import store_revision_bump, store_revision_forget, store_revision_later
 from exograph.graphs.store.vectors import Floats, Vector32, floats, vector_text
 from exograph.graphs.types import GraphCounts
 
@@ -297,12 +297,15 @@ def _replica_read(store_name: str, cypher: str, clean: dict[str, Any] | None, ti
 def _run(store_name: str, cypher: str, values: Mapping[str, Any] | None, *, read_only: bool) -> list[list[Any]]:
     if read_only:
         return _execute(store_name, cypher, values, read_only=True)
+    later = store_revision_later(store_name)  # in a store_revision_once block: bumped once, when it ends
     try:
         result = _execute(store_name, cypher, values, read_only=False)
     except BaseException:
-        store_revision_bump(store_name, quiet=True)  # the write may have landed in part
+        if not later:
+            store_revision_bump(store_name, quiet=True)  # the write may have landed in part
         raise
-    store_revision_bump(store_name)  # what a process cached of the graph is reloaded (store/revision.py)
+    if not later:
+        store_revision_bump(store_name)  # what a process cached of the graph is reloaded (store/revision.py)
     return result
 
 

@@ -2,20 +2,28 @@
 
 What a process caches about one graph (graphs/retrieval/subgraph_index.py) is valid for the token it read before
 loading it. Every write to the store (core._run's writes, store_vectors_compact) sets a fresh token once it is done,
-even when it failed (store_drop deletes it), so a reader that loaded during a write sees a new token on its next
-query and reloads: a cache entry never holds less than its token's state. Random tokens, not a counter: a graph moved to
-another server (graph_move) or a key dropped and written again can never bring back a token an old entry holds.
+even when it failed (store_drop deletes it); the dozen queries of one document's write (store_revision_once) set one
+when the last is done. So a reader that loaded during a write sees a new token on its next query and reloads: a cache
+entry never holds less than its token's state. Random tokens, not a counter: a graph moved to another server
+(graph_move) or a key dropped and written again can never bring back a token an old entry holds.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import redis
 
 from exograph.core.falkor import falkordb_client, server_of_key
 
 REVISION_PREFIX = "exo:rev:"
+
+# This thread's stores whose writes bump their revision once, at the end of a store_revision_once block: store name
+# -> whether a write ran in the block yet.
+_once = threading.local()
 
 
 def revision_key(store_name: str) -> str:
@@ -30,6 +38,38 @@ def store_revision_bump(store_name: str, *, quiet: bool = False) -> None:
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         if not quiet:
             raise _unavailable(exc) from exc
+
+
+@contextmanager
+def store_revision_once(store_name: str) -> Iterator[None]:
+    """Inside the block (this thread), the writes to store_name bump its revision once, when the block ends (ended by
+    an error too: quiet then), not after each query: one document's write is a dozen queries. A reader that loads
+    during the block holds the token from before it, so it reloads after the bump (never less than its token's
+    state, as the module says). Nested blocks for the same store share the outermost one."""
+    pending: dict[str, bool] | None = getattr(_once, "pending", None)
+    if pending is None:
+        pending = _once.pending = {}
+    if store_name in pending:
+        yield
+        return
+    pending[store_name] = False
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        if pending.pop(store_name):
+            store_revision_bump(store_name, quiet=failed)
+
+
+def store_revision_later(store_name: str) -> bool:
+    """True if a write to store_name just made is bumped at the end of this thread's store_revision_once block
+    (the block then bumps once); False if the caller bumps now."""
+    pending: dict[str, bool] | None = getattr(_once, "pending", None)
+    if pending is None or store_name not in pending:
+        return False
+    pending[store_name] = True
+    return True
 
 
 def store_revision_forget(store_name: str) -> None:

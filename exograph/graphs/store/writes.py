@@ -26,7 +26,7 @@ from exograph.graphs.store.core import (
 from exograph.graphs.store.core import (
     ro_query_primary as ro_query,  # every read here feeds a write: the primary's state, never a replica's
 )
-from exograph.graphs.store.revision import store_revision_bump
+from exograph.graphs.store.revision import store_revision_bump, store_revision_once
 from exograph.graphs.store.vectors import vector32
 from exograph.graphs.types import GraphCounts
 
@@ -72,6 +72,11 @@ def _entity_terms_refresh(store_name: str, entity_ids: Sequence[str]) -> None:
         "UNWIND $eids AS eid MATCH (e:Entity {id: eid}) RETURN e.id, e.name, e.description, e.terms",
         {"eids": list(entity_ids)},
     )
+    _entity_terms_write(store_name, rows)
+
+
+def _entity_terms_write(store_name: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Set `terms` from rows (id, name, description, terms) of entities as a query just left them."""
     changed = [
         {"id": eid, "terms": terms}
         for eid, name, description, old in rows
@@ -105,6 +110,32 @@ def store_document_write(
     name, key, alias_keys, type, description, aliases, vkey, embedding}; mentions: {chunk_id, entity_id}; relations by normalised
     type: {source, target, weight, chunk_ids}.
     """
+    with store_revision_once(store_name):  # a dozen queries, one revision bump (store/revision.py)
+        return _document_write(
+            store_name,
+            document_id=document_id,
+            filename=filename,
+            contributor_id=contributor_id,
+            chunks=chunks,
+            entities=entities,
+            mentions=mentions,
+            relations=relations,
+            provenance=provenance,
+        )
+
+
+def _document_write(
+    store_name: str,
+    *,
+    document_id: str,
+    filename: str,
+    contributor_id: int,
+    chunks: Sequence[dict[str, Any]],
+    entities: Sequence[dict[str, Any]],
+    mentions: Sequence[dict[str, Any]],
+    relations: Mapping[str, Sequence[dict[str, Any]]],
+    provenance: Mapping[str, str] | None,
+) -> GraphCounts:
     delta = store_document_remove(store_name, document_id=document_id) or GraphCounts(
         entities=0, relations=0, documents=0
     )
@@ -156,11 +187,12 @@ def store_document_write(
             "vkeys0 + [r.vkey] AS vkeys "
             + _ENTITY_SET
             + "MERGE (v:EntityVector {key: r.vkey}) ON CREATE SET v.entity_id = r.id, v.embedding = vecf32(r.embedding) "
-            "RETURN count(CASE WHEN fresh THEN 1 END)",
+            # The served text as this query left it: its `terms` are refreshed without reading it back.
+            "RETURN fresh, e.id, e.name, e.description, e.terms",
             {**base, "rows": [{**row, "embedding": vector32(row["embedding"])} for row in batch]},
         )
-        delta["entities"] += _count(rows)
-        _entity_terms_refresh(store_name, [r["id"] for r in batch])
+        delta["entities"] += sum(1 for row in rows if row[0])
+        _entity_terms_write(store_name, [row[1:] for row in rows])
     for batch in _batches(mentions):
         query(
             store_name,
