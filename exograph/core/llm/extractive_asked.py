@@ -27,6 +27,8 @@ _NOT_NOUN = frozenset(
     "from by for that who which whom whose with to and or as than into about during after before under "
     "between among across".split()
 )
+_PREPOSITIONS = frozenset("to for with against on into about over from after".split())
+_PARTICLES = frozenset("after up out over off down".split())
 _KIND_OF = frozenset("type kind sort name form genre".split())
 # What a "what/which <noun>" question's noun says about the NER type of its answer (the nouns of no listed type
 # leave the type open). Types as the offline extractor's NER gives them (documents/extraction/ner.py).
@@ -84,7 +86,15 @@ def asked_noun(question: str) -> str:
     phrase: list[str] = []
     for index, word in enumerate(words):
         low = word.casefold()
-        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN or (phrase and _verb_like(low)):
+        # "which company runs the servers", "which charity looks after the gardens": a word before an article (or
+        # before a verb's particle and an article) is the verb, the noun phrase has ended
+        after = [w.casefold() for w in words[index + 1 : index + 3]]
+        verb_before = (
+            bool(phrase)
+            and bool(after)
+            and (after[0] in _ARTICLES or (after[0] in _PARTICLES and after[1:2] and after[1] in _ARTICLES))
+        )
+        if not re.match(r"[\w'’-]+$", word) or low in _NOT_NOUN or (phrase and _verb_like(low)) or verb_before:
             if low == "of" and phrase and phrase[-1].casefold() in _KIND_OF:
                 phrase = []  # "type of forum": the noun is after "of"
                 continue
@@ -207,4 +217,8 @@ def asked_verb(question: str) -> tuple[str, list[str]] | None:
     if len(verb) < 3 or verb in _NOT_NOUN or verb in _STOP or verb in _ARTICLES or verb.endswith("ing"):
         return None
     objects = [name for name in names_in(match.group(2)) if not name[:1].isdigit()]
-    return (verb, objects) if objects else None
+    # "Which company runs the servers?": the doer of a verb done to a common noun is asked too
+    # ("objected to the plans", "applied for permission": with its preposition)
+    after = match.group(2).casefold().split()[:1]
+    done_to = bool(noun) and bool(after) and (after[0] in _ARTICLES or after[0] in _PREPOSITIONS)
+    return (verb, objects) if objects or done_to else None

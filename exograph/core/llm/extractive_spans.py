@@ -3,6 +3,7 @@ for (a person, place, date, number, name, nationality) and the spans of that typ
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 
@@ -71,6 +72,7 @@ from exograph.core.llm.extractive_text import (
 )
 
 _SETTLEMENTS = frozenset("city town village hamlet suburb island river county country region".split())
+_SETTLEMENT_STEMS = frozenset(_stem(noun) for noun in _SETTLEMENTS | {"state", "province", "district"})
 _GENERIC = _PLACE_NOUNS | frozenset(_NOUN_TYPES) | frozenset("mount saint st port cape bay point".split())
 TYPE_MATCH = 0.15  # a span the NER gives the asked type gains this (tuned on HotpotQA dev, bench/chat.py)
 TYPE_MISMATCH = 0.3  # a span the NER gives another type loses this
@@ -191,6 +193,8 @@ def _candidates(
                 and re.search(rf"\d\s?{re.escape(span)}\b", sentence.text)
             ):
                 continue  # "a 4.0 Ah battery", "16 GB of memory": a unit after its number, never a name
+            if noun in _SETTLEMENT_STEMS and re.fullmatch(r"[A-Z]{1,3}-?\d+(?:[-–][A-Z]{0,3}\d+)?", span):
+                continue  # "(F4-F5) tornado" for "what county": a code of letters and digits names no county or town
             if span.isupper() and re.match(rf"{re.escape(span)},\s+(?:{_DATE.pattern})\s*[—–-]", sentence.text):
                 continue  # "LEEDS, 3 March 2026 — Fernhill Foods ...": a news dateline, where it was written
             if kind == "place" and re.search(
@@ -238,8 +242,11 @@ def _candidates(
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
             if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
-            if wanted and noun and noun in _all_stems(span) and typed not in wanted:
-                # "River Noe" for "which river": the name's own noun types it, whatever the NER says
+            apposed = bool(described) and _apposed(sentence.text, span, described)
+            defined = apposed or (bool(described) and _defines(sentence.text, span, described))
+            if wanted and typed not in wanted and ((noun and noun in _all_stems(span)) or apposed):
+                # "River Noe" for "which river": the name's own noun types it, whatever the NER says; so does the
+                # sentence calling it one ("Harlow Works, the oldest working museum in Essex")
                 typed = min(wanted)
             if only_wanted and typed not in wanted:
                 continue
@@ -302,6 +309,10 @@ def _candidates(
             if noun and (noun in _all_stems(span) or names_noun):
                 bonus += 0.15  # "what county": "Fairfax County"; "the name of the ground": "the Kiln Road ground"
                 fits = 1
+            if noun and re.search(
+                rf"\b{noun}\w*\s+(?:in|at|near|on|of)\s+(?:the\s+)?{re.escape(span)}\b", sentence.text
+            ):
+                bonus -= ROLE_OTHER  # "the second highest waterfall in Scotland" for "what waterfall": where it is
             if wanted:
                 if typed in wanted or (located and typed == "ORGANIZATION"):
                     # "born in Tartu" is a place whatever the NER says of Tartu (it takes some towns for bodies)
@@ -339,7 +350,7 @@ def _candidates(
                 fits = 1
             elif counted and _counts_other(sentence.text, span, money=False):
                 bonus -= UNSAID  # "how many contributors": not "two" of "two million users"
-            if described and (_defines(sentence.text, span, described) or _apposed(sentence.text, span, described)):
+            if defined:
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
                 fits = 1
             elif described:
@@ -459,10 +470,16 @@ def _defines(sentence: str, span: str, noun: str) -> bool:
 def _apposed(sentence: str, span: str, noun: str) -> bool:
     """The sentence says what span is in an apposition naming noun: "the Fjordheart Foundation, a charity set up
     by ..." is a charity; "Kiln Lane, a ground that holds ..." is a ground."""
-    match = re.search(rf"{re.escape(span)},\s+(?:a|an|the)\s+((?:[\w-]+\s+){{0,3}}?[\w-]+)\b", sentence)
-    return match is not None and _stem(noun) in {_stem(w) for w in match.group(1).casefold().split()}
+    match = re.search(rf"{re.escape(span)},\s+(?:a|an|the)\s+([^,.;:()]+)", sentence)
+    if match is None:
+        return False
+    # the apposition's noun phrase, up to four words before its first preposition or clause ("the second highest
+    # waterfall in Scotland": a waterfall)
+    words = list(itertools.takewhile(lambda w: w not in _APPOSITION_END, match.group(1).casefold().split()))[:4]
+    return _stem(noun) in {_stem(w) for w in words}
 
 
+_APPOSITION_END = frozenset("of in at on by with from for to and or that which who whose where".split())
 _ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
 
 
