@@ -126,9 +126,11 @@ def _candidates(
         )
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
     money = money and not _SHARE.search(question)  # "what share of sales": a percentage is the answer
+    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
+    # "how many flats will have affordable rents": a count of flats, whatever sum the question names after it
+    money = money and not (counted and counted.group(1) not in _MONEY and _stem(counted.group(1)) not in _MONEY_STEMS)
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = _UNIT_NEEDED.search(question) is not None
-    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
@@ -153,7 +155,10 @@ def _candidates(
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
         if clock:
-            spans = [m.group(0).strip() for m in _CLOCK.finditer(sentence.text)] + spans
+            # "at what time do we meet": a time of day, never "699" of "699 metres" ("what time of year" may take
+            # a season)
+            times = [m.group(0).strip() for m in _CLOCK.finditer(sentence.text)]
+            spans = times if _TIME_OF.search(question) is None else times + spans
         # "After Varenne's death she directed the laboratory": she (the passage's subject) did it
         pronoun_subject = kind == "person" and bool(sentence.about) and _personal(sentence.text)
         if pronoun_subject and sentence.about.casefold() not in {s.casefold() for s in spans}:
@@ -479,6 +484,7 @@ def _apposed(sentence: str, span: str, noun: str) -> bool:
     return _stem(noun) in {_stem(w) for w in words}
 
 
+_TIME_OF = re.compile(r"\btime\s+of\s+(?:the\s+)?(?:year|month|week|season)\b", re.IGNORECASE)
 _APPOSITION_END = frozenset("of in at on by with from for to and or that which who whose where".split())
 _ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
 
