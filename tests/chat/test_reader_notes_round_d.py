@@ -55,3 +55,15 @@ def test_what_time_takes_a_time_of_day_never_a_height():
     )
     got = read_as_chat("At what time do we gather on day one?", *texts, title="notes.txt")
     assert got.answered and got.short == "9:30", got
+
+
+def test_a_councillors_title_is_not_part_of_the_name():
+    texts = ("Councillor Amir Shah, who chairs the parish board, said the new hall would open in spring.",)
+    got = read_as_chat("Who heads the parish board?", *texts, title="notes.txt")
+    assert got.answered and got.short == "Amir Shah", got
+
+
+def test_days_of_the_week_are_when_never_where():
+    texts = ("Volunteers staff the shop on Mondays and Fridays and work from home the rest of the week.",)
+    got = read_as_chat("Where do the volunteers work for the rest of the week?", *texts, title="notes.txt")
+    assert "Monday" not in got.short and "Friday" not in got.short, got

@@ -417,7 +417,8 @@ _PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b"
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
 _HONORIFIC = re.compile(
     r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?|sir|dame|rev\.?|reverend|captain|capt\.?|colonel|col\.?|"
-    r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal)\s+",
+    r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal|councillor|"
+    r"cllr\.?|alderman)\s+",
     re.IGNORECASE,
 )
 

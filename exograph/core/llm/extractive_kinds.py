@@ -4,12 +4,13 @@ and the NER types each kind of answer takes. Pure."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from exograph.core.llm.extractive_asked import _NOUN_TYPES, _PERSON_NOUNS, head_noun
 from exograph.core.llm.extractive_figures import _FREQUENCY
 from exograph.core.llm.extractive_roles import _common_places, role_phrases
-from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, names_in
+from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, _stem, names_in
 
 # The types a kind of answer takes; a span the NER types otherwise is not of that kind.
 _KIND_TYPES = {
@@ -77,3 +78,18 @@ def _type_of(span: str, types: dict[str, str]) -> str:
         if len(name) > 2 and (name in key or key in name):
             return kind
     return ""
+
+
+_APPOSITION_END = frozenset("of in at on by with from for to and or that which who whose where".split())
+
+
+def _apposed(sentence: str, span: str, noun: str) -> bool:
+    """The sentence says what span is in an apposition naming noun: "the Fjordheart Foundation, a charity set up
+    by ..." is a charity; "Kiln Lane, a ground that holds ..." is a ground."""
+    match = re.search(rf"{re.escape(span)},\s+(?:a|an|the)\s+([^,.;:()]+)", sentence)
+    if match is None:
+        return False
+    # the apposition's noun phrase, up to four words before its first preposition or clause ("the second highest
+    # waterfall in Scotland": a waterfall)
+    words = list(itertools.takewhile(lambda w: w not in _APPOSITION_END, match.group(1).casefold().split()))[:4]
+    return _stem(noun) in {_stem(w) for w in words}

@@ -3,7 +3,6 @@ for (a person, place, date, number, name, nationality) and the spans of that typ
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Sequence
 
@@ -32,7 +31,7 @@ from exograph.core.llm.extractive_figures import (
     _is_sum,
     _move_end,
 )
-from exograph.core.llm.extractive_kinds import _spans, _type_of, expected_types
+from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
 from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
     _ROLE_OF,
@@ -200,6 +199,8 @@ def _candidates(
                 continue  # "a 4.0 Ah battery", "16 GB of memory": a unit after its number, never a name
             if noun in _SETTLEMENT_STEMS and re.fullmatch(r"[A-Z]{1,3}-?\d+(?:[-–][A-Z]{0,3}\d+)?", span):
                 continue  # "(F4-F5) tornado" for "what county": a code of letters and digits names no county or town
+            if kind == "place" and _WEEKDAY.search(span):
+                continue  # "on Tuesdays and Thursdays": when, never where
             if span.isupper() and re.match(rf"{re.escape(span)},\s+(?:{_DATE.pattern})\s*[—–-]", sentence.text):
                 continue  # "LEEDS, 3 March 2026 — Fernhill Foods ...": a news dateline, where it was written
             if kind == "place" and re.search(
@@ -472,20 +473,8 @@ def _defines(sentence: str, span: str, noun: str) -> bool:
     return _stem(noun) in {_stem(w) for w in words}
 
 
-def _apposed(sentence: str, span: str, noun: str) -> bool:
-    """The sentence says what span is in an apposition naming noun: "the Fjordheart Foundation, a charity set up
-    by ..." is a charity; "Kiln Lane, a ground that holds ..." is a ground."""
-    match = re.search(rf"{re.escape(span)},\s+(?:a|an|the)\s+([^,.;:()]+)", sentence)
-    if match is None:
-        return False
-    # the apposition's noun phrase, up to four words before its first preposition or clause ("the second highest
-    # waterfall in Scotland": a waterfall)
-    words = list(itertools.takewhile(lambda w: w not in _APPOSITION_END, match.group(1).casefold().split()))[:4]
-    return _stem(noun) in {_stem(w) for w in words}
-
-
+_WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b")
 _TIME_OF = re.compile(r"\btime\s+of\s+(?:the\s+)?(?:year|month|week|season)\b", re.IGNORECASE)
-_APPOSITION_END = frozenset("of in at on by with from for to and or that which who whose where".split())
 _ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
 
 
