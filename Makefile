@@ -46,8 +46,13 @@ migrations-check: $(STAMP)
 typecheck: $(STAMP)
 	EXOGRAPH_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy exograph/core exograph/accounts exograph/graphs exograph/documents exograph/chat exograph/sources exograph/home billing mcp_bridge research clients/python/exograph_client
 
+# Both passes run on pytest-xdist: a module at a time per worker process (its module fixtures stay whole); each
+# worker has its own test database, FalkorDB and Redis databases (tests/services_plugin.py). PYTEST_WORKERS=0 runs
+# in this process, one test at a time.
+PYTEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 pytest: $(STAMP)
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest $(XDIST) $(PYTEST_ARGS)
 
 # CI's pass above runs on PostgreSQL (DATABASE_URL); `make run` serves SQLite. The service-level tests of the
 # apps whose queries SQLite treats differently (unions, select_for_update, JSON fields, concurrent writers, leases)
@@ -64,7 +69,7 @@ SQLITE_TESTS := tests/billing tests/accounts tests/research \
 pytest-sqlite: $(STAMP)
 	@if [ -z "$$DATABASE_URL" ]; then echo "pytest-sqlite: skipped, the pytest pass ran on SQLite"; else \
 		env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -p no:cacheprovider \
-			-m "not pg_only and not worker and not browser and not embedded" $(SQLITE_TESTS) $(PYTEST_ARGS); fi
+			-m "not pg_only and not worker and not browser and not embedded" $(SQLITE_TESTS) $(XDIST) $(PYTEST_ARGS); fi
 
 # The fault tests alone (kill/restart worker, broker, graph store, `make run`'s children; ~5 min, loopback only).
 # `make test` runs them too: they live in tests/faults/, inside pytest's default run.

@@ -30,6 +30,7 @@ from exograph.core.env import (
     env_secret,
     env_str,
     redis_db_url,
+    redis_url_db,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -296,6 +297,8 @@ AXES_DISABLE_ACCESS_LOG = True
 
 EMBEDDED_SOCKET = VAR_DIR / "run" / "falkordb.sock"
 REDIS_URL = env_str("REDIS_URL", f"unix://{EMBEDDED_SOCKET}")
+# Cache, limits, broker and channels take the logical databases after the one REDIS_URL names (0 unless it names one).
+REDIS_DB = redis_url_db(REDIS_URL)
 FALKORDB_URL = env_str("FALKORDB_URL", f"unix://{EMBEDDED_SOCKET}")
 FALKORDB_QUERY_TIMEOUT_MS = env_int("FALKORDB_QUERY_TIMEOUT_MS", default=10_000, minimum=100)
 FALKORDB_SOCKET_TIMEOUT = env_float("FALKORDB_SOCKET_TIMEOUT", default=30.0)
@@ -311,12 +314,12 @@ FALKORDB_REPLICA_CHECK_SECONDS = env_float("FALKORDB_REPLICA_CHECK_SECONDS", def
 CACHES = {
     "default": {
         "BACKEND": "exograph.core.cache.RedisCache",  # Django's, one client per pool (core/cache.py)
-        "LOCATION": redis_db_url(REDIS_URL, 2),
+        "LOCATION": redis_db_url(REDIS_URL, REDIS_DB + 2),
         "KEY_PREFIX": "exo",
     }
 }
 # Rate-limit counters (billing). Its Redis must use maxmemory-policy noeviction (/readyz checks).
-RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, 3))
+RATELIMIT_REDIS_URL = env_str("RATELIMIT_REDIS_URL", redis_db_url(REDIS_URL, REDIS_DB + 3))
 
 CHANNEL_LAYERS = {
     "default": {
@@ -324,19 +327,21 @@ CHANNEL_LAYERS = {
         # A consumer waits on BZPOPMIN for 5 s (channels_redis's brpop_timeout): its socket timeout must be longer,
         # or redis-py's default (5 s) races it and kills every idle socket (issue 22 §3.2).
         "CONFIG": {
-            "hosts": [{"address": redis_db_url(REDIS_URL, 4), "socket_timeout": 30, "socket_connect_timeout": 5}],
+            "hosts": [
+                {"address": redis_db_url(REDIS_URL, REDIS_DB + 4), "socket_timeout": 30, "socket_connect_timeout": 5}
+            ],
             "prefix": "exo:channels",
         },
     }
 }
 # Live events kept per account for a reconnecting page (exograph/core/events.py): the last N, for S seconds.
-EVENTS_REDIS_URL = redis_db_url(REDIS_URL, 4)
+EVENTS_REDIS_URL = redis_db_url(REDIS_URL, REDIS_DB + 4)
 EVENTS_REPLAY_MAX = env_int("EXOGRAPH_EVENTS_REPLAY_MAX", default=200, minimum=1)
 EVENTS_REPLAY_SECONDS = env_int("EXOGRAPH_EVENTS_REPLAY_SECONDS", default=600, minimum=1)
 # /readyz runs its checks at once, each bounded by this (so it answers within ~2 s whatever hangs).
 READYZ_CHECK_TIMEOUT = env_float("EXOGRAPH_READYZ_CHECK_TIMEOUT", default=1.5)
 
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", redis_db_url(REDIS_URL, 1, for_kombu=True))
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", redis_db_url(REDIS_URL, REDIS_DB + 1, for_kombu=True))
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True

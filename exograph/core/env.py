@@ -102,6 +102,23 @@ def env_db(name: str, *, default: str) -> dict[str, Any]:
     return config
 
 
+def redis_url_db(url: str) -> int:
+    """The logical database ``url`` names (``redis://h:6379/5``, ``unix:///r.sock?db=5``); 0 when it names none.
+
+    The settings count their databases from it (cache, limits, broker, channels: that number + 2, 3, 1, 4), so two
+    deployments, or two test processes, can share one Redis server without sharing keys.
+    """
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    raw = parts.path.strip("/") if parts.scheme != "unix" else (parse_qs(parts.query).get("db") or [""])[0]
+    if not raw:
+        return 0
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"Redis URL names database {raw!r}; a database is a number (redis://host:6379/0).")
+    return int(raw)
+
+
 def redis_db_url(url: str, db: int, *, for_kombu: bool = False) -> str:
     """The same Redis server as ``url`` with logical database ``db``.
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from exograph.core.env import email_url_settings, env_bool, env_int, env_secret, redis_db_url
+from exograph.core.env import email_url_settings, env_bool, env_int, env_secret, redis_db_url, redis_url_db
 
 
 def test_env_bool_rejects_garbage(monkeypatch):
@@ -45,6 +45,20 @@ def test_redis_db_url_forms():
     assert redis_db_url("unix:///tmp/r.sock", 1, for_kombu=True) == "redis+socket:///tmp/r.sock?virtual_host=1"
     with pytest.raises(ImproperlyConfigured):
         redis_db_url("http://h", 1)
+
+
+def test_redis_url_names_the_first_database_the_settings_count_from():
+    assert [
+        redis_url_db(u) for u in ("redis://h:6379", "redis://h:6379/0", "rediss://h/5", "unix:///r.sock?db=10")
+    ] == [
+        0,
+        0,
+        5,
+        10,
+    ]
+    assert redis_url_db("unix:///r.sock") == 0
+    with pytest.raises(ImproperlyConfigured, match="a database is a number"):
+        redis_url_db("redis://h:6379/cache")
 
 
 def test_email_url_configures_smtp_with_starttls_and_decoded_credentials():
