@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import signal
 import subprocess
@@ -100,6 +101,19 @@ class _Fraction:
             self.progress(1.0)
 
 
+# What the sandbox is given of this process's environment: no secrets, no service URLs.
+_SANDBOX_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "TMPDIR", "OMP_NUM_THREADS")
+
+
+def _sandbox_env() -> dict[str, str]:
+    """The sandbox's environment: the few variables it needs, and glibc held to two malloc arenas. Each arena
+    reserves up to 64 MB of address space, and threads that contend for malloc (onnxruntime's, under load) make new
+    ones: without the bound, OCR of a many-page scan could cross the sandbox's address-space cap on a busy server
+    and fail the document as too large."""
+    kept = {name: os.environ[name] for name in _SANDBOX_ENV_KEPT if name in os.environ}
+    return {**kept, "MALLOC_ARENA_MAX": "2"}
+
+
 def _sandbox_exec(
     command: list[str], data: bytes, *, timeout: float, progress: Progress | None
 ) -> tuple[int, bytes, bytes]:
@@ -111,6 +125,7 @@ def _sandbox_exec(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=settings.BASE_DIR,
+        env=_sandbox_env(),
     )
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     if stdin is None or stdout is None or stderr is None:  # pragma: no cover - PIPE always gives streams

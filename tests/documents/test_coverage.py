@@ -8,6 +8,7 @@ and the OCR limits hold before any page is OCR'd or anything is charged.
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,13 @@ from exograph.documents.chunking import chunk_blocks
 from exograph.documents.models import DocumentType
 from exograph.documents.parse_common import Options
 from exograph.documents.parse_pdf import Pdf, ocr_text, text_garbage
-from exograph.documents.parsing import ParseFailed, ParseResult, document_inspect, document_text_extract
+from exograph.documents.parsing import (
+    ParseFailed,
+    ParseResult,
+    _sandbox_env,
+    document_inspect,
+    document_text_extract,
+)
 from exograph.documents.validation import upload_validate
 from tests.documents.conftest import fixture_bytes, fixtures_dir, pdf_of_objects
 
@@ -224,3 +231,13 @@ def test_ocr_runs_inside_the_sandbox_under_its_wall_clock_limit(settings):
     with pytest.raises(ParseFailed) as caught:
         document_text_extract(data=fixture_bytes("pdf/oc_multipage.pdf"), content_type=DocumentType.PDF, pages=6)
     assert caught.value.code == "parse_timeout"
+
+
+def test_the_parsing_sandbox_is_given_no_secrets_no_service_urls_and_two_malloc_arenas(monkeypatch):
+    # (glibc makes an arena, up to 64 MB of address space, per contending thread: OCR's threads on a busy machine
+    # took a 6-page scan past the sandbox's 2 GB cap; with two arenas its peak here is ~150 MB lower)
+    monkeypatch.setenv("DJANGO_SECRET_KEY", "a-secret-the-sandbox-must-not-be-given-" + "s" * 20)
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:password@db/exograph")
+    env = _sandbox_env()
+    assert "DJANGO_SECRET_KEY" not in env and "DATABASE_URL" not in env
+    assert env["MALLOC_ARENA_MAX"] == "2" and env["PATH"] == os.environ["PATH"]
