@@ -21,12 +21,17 @@ _CHANGE = re.compile(
 )
 
 
-# The units a "how long" question is answered in: a time or a length.
-_TIME_OR_LENGTH = frozenset(
+# The units of time; a "how long" question is answered in a time or a length.
+_TIMES = frozenset(
     "second seconds minute minutes hour hours day days week weeks month months year years decade decades century "
-    "centuries ms millisecond milliseconds microsecond microseconds mm cm m metre metres meter meters km kilometre "
-    "kilometres kilometer kilometers mile miles foot feet inch inches yard yards".split()
+    "centuries ms millisecond milliseconds microsecond microseconds".split()
 )
+_TIME_OR_LENGTH = _TIMES | frozenset(
+    "mm cm m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles foot feet inch inches "
+    "yard yards".split()
+)
+# "how high is the waterfall": a size in space, never a time ("six hours" of the walk to it)
+_DIMENSION = re.compile(r"\bhow (?:tall|wide|deep|high)\b", re.IGNORECASE)
 # "What time does the coach leave?": a time of day ("8:00", "2 pm", "9.30 a.m.")
 _ASKS_TIME = re.compile(r"\b(?:what|which)\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
 _CLOCK = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_referents import resolved
-from exograph.core.llm.extractive_roles import doer_verb
+from exograph.core.llm.extractive_roles import action_verb, doer_verb
 from exograph.core.llm.extractive_text import (
     _OPENERS,
     _WORD,
@@ -49,6 +49,10 @@ _ASKED_SUBJECT = re.compile(
     r"\s*(?i:when|where|who|whom|what|which|how\s+[a-z]+)\s+(?i:does|did|do|is|was|are|were|will|should|can|could|"
     r"would|has|have|had)\s+(?i:the|this|that|its|their|our|your)\s+([a-z]+)\b"
 )
+_TIME_FRAMES = frozenset(
+    "year years day days week weeks month months morning evening night season summer winter spring autumn weekend "
+    "time decade century".split()
+)
 _OPENING_NOUN = re.compile(r"\s*(?:The|This|That|Its|Their|Our|Your)\s+([a-z]+)\b")
 
 
@@ -60,8 +64,8 @@ def another_subject(question: str, sentence: str, evidence: str) -> bool:
     sentence's ("the firm" for "the company"), and a sentence opening on a frame ("The survey found that the glacier
     ...") that says none of the question's other words is not taken for another thing."""
     asked, opening = _ASKED_SUBJECT.match(question), _OPENING_NOUN.match(sentence)
-    if asked is None or opening is None:
-        return False
+    if asked is None or opening is None or opening.group(1) in _TIME_FRAMES:
+        return False  # ("This year the runners raised ...": a time, not the sentence's subject)
     noun = _stem(asked.group(1))
     words = {_stem(word) for word in _WORD.findall(question.casefold()) if word not in _OPENERS and not word.isdigit()}
     words = words & _stems(question)  # (content words only: not "since", not "has")
@@ -89,7 +93,7 @@ def _says_the_link(question: str, where: _Sentence, passage: str, described: str
         # the thing the question names, in its own passage: "the 2000 film Snatch" in the film's)
     wanted = family_words(question)
     said = resolved(where.text, where.about)
-    verb = doer_verb(question)
+    verb = doer_verb(question) or action_verb(question)
     if verb and not family_words(verb) and _stem(verb) not in _stems(passage) and where.meaning < LINK_MEANING:
         return False  # "Who painted the sign?" over a passage that never says painted, nor means it
     role = _ROLE_ASKED.match(question)

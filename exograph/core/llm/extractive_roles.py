@@ -35,6 +35,27 @@ def closing_verb(question: str) -> str:
     return verb if verb.islower() and verb not in _STOP and verb not in _AUXILIARY else ""
 
 
+# "When did the museum reopen?", "How much do her bowls sell for?": the verb closing a when/where/how question
+_ACTION_CLOSING = re.compile(
+    r"\s*(?:when|where|how\s+(?:much|many\s+[a-z-]+|long|far|old|often|soon|high|big)|what\s+year|in\s+what\s+year)\s+"
+    r"(?:will|did|does|do|would|can|could|should|must|is|are|was|were|has|have|had)\s+\S.*?\s([a-z]{3,})"
+    r"(?:\s+(?:for|to|from|in|on|at|with|by|into|about|up|out|off|down|over|back))?\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+# verbs that say only that something happens or lasts ("when did the fire happen", "where will it take place")
+_LIGHT = frozenset("happen occur place take held hold begin start end last go come get make made".split())
+
+
+def action_verb(question: str) -> str:
+    """The verb a when/where/how question closes on, the action it asks the time, place or figure of ("When did the
+    museum reopen?" -> reopen), lower case; "" when it closes on no such word."""
+    match = _ACTION_CLOSING.match(question)
+    verb = match.group(1) if match else ""
+    return verb if verb.islower() and verb not in _STOP and verb not in _AUXILIARY and verb not in _LIGHT else ""
+
+
 def _object_of(sentence: str, span: str, verb: str) -> bool:
     """The sentence writes span as the object of verb or of its kin ("visit the Blue John Cavern" for visit)."""
     return any(

@@ -21,10 +21,12 @@ from exograph.core.llm.extractive_figures import (
     _ASKS_TIME,
     _CHANGE,
     _CLOCK,
+    _DIMENSION,
     _MONEY,
     _MONEY_STEMS,
     _SHARE,
     _TIME_OR_LENGTH,
+    _TIMES,
     _UNIT_NEEDED,
     _counted_nouns,
     _counts_other,
@@ -34,6 +36,7 @@ from exograph.core.llm.extractive_figures import (
 from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
 from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
+    _AUXILIARY,
     _ROLE_OF,
     _agent,
     _before_asked_noun,
@@ -117,10 +120,14 @@ def _candidates(
     measure = kind == "number" and bool(
         re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
     )
+    # "how much dried kelp did they sell": the kelp's measure, not a sum, whatever the verb
+    named = re.search(rf"\bhow much\s+(?!(?:{'|'.join(_AUXILIARY)})\b)([a-z-]+)", question.casefold())
     money = (
         measure
+        and (named is None or named.group(1) in ("money", "cash"))
         and re.search(
-            r"\b(?:pay(?:s|ing)?|paid|cost(?:s|ing)?|price|spen[dt](?:s|ing)?|charg(?:e[sd]?|ing)|sold|buy(?:ing)?|bought)\b",
+            r"\b(?:pay(?:s|ing)?|paid|cost(?:s|ing)?|price|spen[dt](?:s|ing)?|charg(?:e[sd]?|ing)|sold|sell(?:s|ing)?|"
+            r"buy(?:ing)?|bought|earn(?:s|ed|ing)?|rais(?:e[sd]?|ing))\b",
             question.casefold(),
         )
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
@@ -130,6 +137,7 @@ def _candidates(
     money = money and not (counted and counted.group(1) not in _MONEY and _stem(counted.group(1)) not in _MONEY_STEMS)
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = _UNIT_NEEDED.search(question) is not None
+    dimension = _DIMENSION.search(question) is not None
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
@@ -341,6 +349,8 @@ def _candidates(
                 bonus += UNIT_MATCH  # "what was revenue": "$4.2 million", not the "12%" it rose by
             elif money and (unit in _UNITS or span.endswith("%")):
                 continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
+            elif dimension and unit in _TIMES:
+                continue  # "how high is the waterfall": not the "six hours" the walk to it takes
             elif measure and unit in _UNITS and not (durational and unit not in _TIME_OR_LENGTH):
                 bonus += UNIT_MATCH  # "how long": "eighteen months" over a bare count, never "4.0 Ah"
             elif unit_needed and "-" not in span and _counts_other(sentence.text, span, money=False):
