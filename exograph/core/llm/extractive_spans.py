@@ -121,10 +121,10 @@ def _candidates(
         re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
     )
     # "how much dried kelp did they sell": the kelp's measure, not a sum, whatever the verb
-    named = re.search(rf"\bhow much\s+(?!(?:{'|'.join(_AUXILIARY)})\b)([a-z-]+)", question.casefold())
+    how_much_of = re.search(rf"\bhow much\s+(?!(?:{'|'.join(_AUXILIARY)})\b)([a-z-]+)", question.casefold())
     money = (
         measure
-        and (named is None or named.group(1) in ("money", "cash"))
+        and (how_much_of is None or how_much_of.group(1) in ("money", "cash"))
         and re.search(
             r"\b(?:pay(?:s|ing)?|paid|cost(?:s|ing)?|price|spen[dt](?:s|ing)?|charg(?:e[sd]?|ing)|sold|sell(?:s|ing)?|"
             r"buy(?:ing)?|bought|earn(?:s|ed|ing)?|rais(?:e[sd]?|ing))\b",
