@@ -31,8 +31,12 @@ def closing_verb(question: str) -> str:
     """The verb a "which/what <noun> ... <verb>?" question asks the object of ("Which cave will they visit?" ->
     visit), lower case; "" when the question does not close on a verb."""
     match = _CLOSING_VERB.match(question)
-    verb = match.group(1) if match else ""
-    return verb if verb.islower() and verb not in _STOP and verb not in _AUXILIARY else ""
+    return _content_verb(match.group(1) if match else "")
+
+
+def _content_verb(word: str) -> str:
+    """word when it may be a question's closing verb (lower case, not a stop word nor an auxiliary), else ""."""
+    return word if word.islower() and word not in _STOP and word not in _AUXILIARY else ""
 
 
 # "When did the museum reopen?", "How much do her bowls sell for?": the verb closing a when/where/how question
@@ -52,8 +56,8 @@ def action_verb(question: str) -> str:
     """The verb a when/where/how question closes on, the action it asks the time, place or figure of ("When did the
     museum reopen?" -> reopen), lower case; "" when it closes on no such word."""
     match = _ACTION_CLOSING.match(question)
-    verb = match.group(1) if match else ""
-    return verb if verb.islower() and verb not in _STOP and verb not in _AUXILIARY and verb not in _LIGHT else ""
+    verb = _content_verb(match.group(1) if match else "")
+    return "" if verb in _LIGHT else verb
 
 
 def _object_of(sentence: str, span: str, verb: str) -> bool:
