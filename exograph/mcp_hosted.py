@@ -29,6 +29,8 @@ async def api_key_check(raw: str) -> KeyRejected | None:
 
 def hosted_mcp(rest_app: Any) -> HostedMCP:
     """The /mcp bridge over `rest_app` (the Django ASGI application), configured from settings."""
+    from exograph.documents.validation import ACCEPTED_LABEL
+
     return HostedMCP(
         rest_app=rest_app,
         verify_key=api_key_check,
@@ -39,6 +41,8 @@ def hosted_mcp(rest_app: Any) -> HostedMCP:
             # Hosted: a file_path names a file on this server, so it goes to the REST API, which allows it
             # only under EXOGRAPH_UPLOAD_ROOT (off by default).
             read_local_files=False,
+            # The files upload_document takes: the upload rule's own words (the REST API and the web form's).
+            upload_types=ACCEPTED_LABEL,
         ),
         allowed_hosts=settings.MCP_ALLOWED_HOSTS,
         allowed_origins=settings.MCP_ALLOWED_ORIGINS,

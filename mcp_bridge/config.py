@@ -8,6 +8,10 @@ from dataclasses import dataclass
 DEFAULT_MAX_OUTPUT_CHARS = 40_000
 DEFAULT_UPLOAD_WAIT_SECONDS = 60.0
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+# The files an upload may be, in words. The REST API decides (exograph.documents.validation.ACCEPTED_LABEL, which
+# the hosted wiring passes in); the stdio bridge talks to a server it may not import, so it starts from that rule as
+# of this release (tests/mcp/test_upload_types.py fails when the two differ) and the server's refusal names its own.
+DEFAULT_UPLOAD_TYPES = "PDF .pdf, Word .docx, plain text .txt, Markdown .md"
 
 
 class ConfigError(ValueError):
@@ -36,6 +40,8 @@ class BridgeSettings:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     # stdio reads file_path locally; hosted forwards it to the REST API (which allows it only under its upload root).
     read_local_files: bool = True
+    # The files upload_document takes, in words (tool description, hints); the server's rule, see above.
+    upload_types: str = DEFAULT_UPLOAD_TYPES
 
     @property
     def max_inline_upload_bytes(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_bridge.config import DEFAULT_UPLOAD_TYPES
 from mcp_bridge.formatting.base import WORLD_MARK, Bounded, _clip, _date, _with_paging, bounded, scope_mark
 
 
@@ -106,12 +107,20 @@ def format_graphs(response: Mapping[str, Any], *, scope: str | None, limit: int,
     return _with_paging(result, response, offset, "graphs", "list_graphs")
 
 
-def format_documents(response: Mapping[str, Any], *, scope: str | None, limit: int, offset: int = 0) -> Bounded:
-    """list_documents: '📄 Documents (🌐 world)', numbered with scope mark, bold name, Document ID, pages, created."""
+def format_documents(
+    response: Mapping[str, Any],
+    *,
+    scope: str | None,
+    limit: int,
+    offset: int = 0,
+    upload_types: str = DEFAULT_UPLOAD_TYPES,
+) -> Bounded:
+    """list_documents: '📄 Documents (🌐 world)', numbered with scope mark, bold name, Document ID, pages, created;
+    an empty list says which files upload_document takes (`upload_types`, the bridge's settings)."""
     documents = list(response.get("results") or [])
     header = f"📄 Documents ({scope_mark(scope)} {scope or 'private'})"
     if not documents:
-        header += "\n\nNo documents yet. Upload a PDF or DOCX with upload_document."
+        header += f"\n\nNo documents yet. Upload a file ({upload_types}) with upload_document."
     items = []
     for number, document in enumerate(documents, start=offset + 1):
         lines = [

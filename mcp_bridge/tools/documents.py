@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -57,7 +58,7 @@ async def list_documents(
         graph_scope=graph_scope,
         offset=offset,
         fetch=lambda exo: exo.documents(graph_scope=graph_scope, limit=limit, offset=offset),
-        format_page=formatting.format_documents,
+        format_page=partial(formatting.format_documents, upload_types=bridge_of(ctx).settings.upload_types),
     )
 
 
@@ -70,7 +71,7 @@ def _upload_description(settings: BridgeSettings) -> str:
         "(an upload root); from your machine, send file_content_base64 + filename."
     )
     return (
-        "Upload a document (PDF or DOCX) to ExoGraph: it is parsed, its entities and relations are extracted "
+        f"Upload a document ({settings.upload_types}) to ExoGraph: it is parsed, its entities and relations are extracted "
         "and it becomes searchable (world scope also adds it to the shared world graph).\n\n"
         f"Give either file_path or file_content_base64 + filename. {where} An inline base64 upload may carry "
         f"a file of at most {inline_mb:.1f} MB (the request is capped at {settings.max_request_bytes // (1024 * 1024)} MB).\n\n"
@@ -80,12 +81,12 @@ def _upload_description(settings: BridgeSettings) -> str:
     )
 
 
-def _read_local(file_path: str) -> tuple[str, str]:
+def _read_local(file_path: str, upload_types: str) -> tuple[str, str]:
     path = Path(file_path).expanduser()
     if not path.is_file():
         raise ToolError(
             f"No file at {file_path!r} on the machine where the ExoGraph MCP server runs. "
-            "Give an absolute path to a .pdf or .docx file, or send file_content_base64 + filename."
+            f"Give an absolute path to a file ({upload_types}), or send file_content_base64 + filename."
         )
     size = path.stat().st_size
     if size > MAX_LOCAL_FILE_BYTES:
@@ -115,13 +116,14 @@ async def _wait_processed(
     name="upload_document",
     title="Upload a document",
     annotations=WRITE_IDEMPOTENT,
-    guide=('"Upload document X"', "add a local PDF/DOCX to your graphs (costs 5 + 1 credit per page)"),
+    guide=('"Upload document X"', "add a local document to your graphs (costs 5 + 1 credit per page)"),
     description=_upload_description,
 )
 async def upload_document(
     ctx: Context,
     file_path: Annotated[
-        str | None, Field(max_length=4096, description="Path of a .pdf or .docx file (see the description).")
+        str | None,
+        Field(max_length=4096, description="Path of the file, of a kind the description names (see the description)."),
     ] = None,
     file_content_base64: Annotated[
         str | None, Field(description="The file's bytes, base64-encoded (needs filename).")
@@ -129,7 +131,9 @@ async def upload_document(
     filename: Annotated[
         str | None,
         Field(
-            max_length=200, description="File name with extension (.pdf or .docx); required with file_content_base64."
+            max_length=200,
+            description="File name with its extension, of a kind the description names; "
+            "required with file_content_base64.",
         ),
     ] = None,
     graph_scope: ScopeArg = None,
@@ -168,7 +172,7 @@ async def upload_document(
     elif settings.read_local_files:
         if file_path is None:  # unreachable: exactly one source was given
             raise ToolError("Give file_path or file_content_base64.")
-        body["file_content_base64"], body["filename"] = _read_local(file_path)
+        body["file_content_base64"], body["filename"] = _read_local(file_path, settings.upload_types)
         if filename:
             body["filename"] = filename
     else:
