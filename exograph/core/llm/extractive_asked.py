@@ -15,7 +15,9 @@ _PLACE_NOUNS = frozenset(
     "city country state town county place region island river village district province capital location "
     "continent area neighborhood neighbourhood suburb borough municipality nation".split()
 )
-_DATE_NOUNS = frozenset("year date day month century decade era period timeframe time deadline".split())
+_DATE_NOUNS = frozenset(
+    "year date day month century decade era period timeframe time times hour hours deadline".split()
+)
 _PERSON_NOUNS = frozenset(
     "person man woman actor actress singer writer author director player politician musician artist "
     "screenwriter producer composer painter poet novelist scientist manager coach driver footballer "

@@ -33,11 +33,38 @@ _TIME_OR_LENGTH = _TIMES | frozenset(
 # "how high is the waterfall": a size in space, never a time ("six hours" of the walk to it)
 _DIMENSION = re.compile(r"\bhow (?:tall|wide|deep|high)\b", re.IGNORECASE)
 # "What time does the coach leave?": a time of day ("8:00", "2 pm", "9.30 a.m.")
-_ASKS_TIME = re.compile(r"\b(?:what|which)\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
+_ASKS_TIME = re.compile(r"\b(?:what|which)\s+(?:time|hours)\b|\bat\s+what\s+hours?\b", re.IGNORECASE)
 _CLOCK = re.compile(
     r"(?<![\d.,])\d{1,2}[:.]\d{2}(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?![\d.,]?\d)|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
     re.IGNORECASE,
 )
+# A time of day a "when" question may be answered with ("open from 10am to 2pm", "registration opens at 8:15"): a
+# colon's minutes, an am or pm, noon or midnight; never "2.50" of a sum or "4.2" of a size (those have no am or pm)
+_DAY_TIME = r"(?:\d{1,2}:\d{2}(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|\d{1,2}(?:\.\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|(?:12\s+)?noon|midnight)"
+_TIME_SPAN = re.compile(
+    rf"(?<![\w.:])(?:{_DAY_TIME}(?:\s*(?:to|until|till|and|-|–)\s*{_DAY_TIME})?|any\s+time|all\s+times|"
+    rf"(?:24|twenty-four)\s+hours\s+a\s+day|(?:a)?round\s+the\s+clock)(?![\w:]|\.\d)",
+    re.IGNORECASE,
+)  # (or at any hour: "birth partners may visit at any time", "staffed round the clock")
+_TIME_OF = re.compile(r"\btime\s+of\s+(?:the\s+)?(?:year|month|week|season)\b", re.IGNORECASE)
+# "When did the bridge open?" asked with a calendar word: a date, not the hour it opened at
+_CALENDAR = re.compile(r"\b(?:year|years|month|century|decade|date|day|season)\b", re.IGNORECASE)
+
+
+def with_times(question: str, sentence: str, dates: list[str]) -> list[str]:
+    """The candidates of a "when" question in a sentence: its dates, then the times of day it gives, a range whole
+    ("10am to 2pm"); a "what time" question takes the times only (and a season too when it asks the time of year),
+    and one asked with a calendar word ("in which year") its dates only."""
+    if _ASKS_TIME.search(question):
+        times = [m.group(0).strip() for m in _CLOCK.finditer(sentence)]
+        ranges = [m.group(0) for m in _TIME_SPAN.finditer(sentence) if m.group(0) not in times]
+        times = [*ranges, *(t for t in times if not any(t in r for r in ranges))]
+        return times if _TIME_OF.search(question) is None else times + dates
+    if _CALENDAR.search(question):
+        return dates
+    return dates + [m.group(0) for m in _TIME_SPAN.finditer(sentence) if m.group(0) not in dates]
+
+
 # "How often is rent paid?": how often a thing happens ("quarterly", "every two weeks", "twice a year")
 _FREQUENCY = re.compile(
     r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|"

@@ -337,8 +337,8 @@ def date_end(question: str, sentence: str, span: str) -> int:
     or span opens / closes a range "between A and B", "from A to B"), -1 when it dates the other end, 0 otherwise
     (and for a question asking neither)."""
     ends = _ENDED.search(question) is not None
-    if ends == (_STARTED.search(question) is not None):
-        return 0
+    if ends == (_STARTED.search(question) is not None) or re.search(rf"\s{_RANGE_WORDS}\s|[-–]", span):
+        return 0  # (a range, "from 9am to 1pm" for "when is it open", holds both ends)
     name = re.escape(span)
     if re.search(rf"\b(?:between|from)\s+(?:the\s+)?(?:\w+\s+){{0,2}}?{name}\s+{_RANGE_WORDS}\b", sentence):
         said_end = False  # the range's first date

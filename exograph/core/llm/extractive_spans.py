@@ -18,9 +18,7 @@ from exograph.core.llm.extractive_asked import (
 )
 from exograph.core.llm.extractive_figures import (
     _ASKS_START,
-    _ASKS_TIME,
     _CHANGE,
-    _CLOCK,
     _DIMENSION,
     _MONEY,
     _MONEY_STEMS,
@@ -32,6 +30,7 @@ from exograph.core.llm.extractive_figures import (
     _counts_other,
     _is_sum,
     _move_end,
+    with_times,
 )
 from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
 from exograph.core.llm.extractive_referents import _personal, resolved
@@ -144,11 +143,12 @@ def _candidates(
     # the answer stands near what the question asks (its verbs and nouns), not near the name it asks about, which
     # a sentence may name anywhere ("Harbour Lights, a play by X, stars Y" for "who stars in Harbour Lights")
     near_words = asked - {_stem(w) for n in named for w in n}
+    if kind == "date":  # "when is it open on Saturdays": the day is no name asked about, the hours beside it answer
+        near_words |= {_stem(day.casefold()) for day in _WEEKDAY.findall(question)}
     # a word of the question's relation family stands for it ("will employ 140 people" for "how many staff")
     near_words |= {stem for index in family_words(question) for stem in FAMILY_STEMS[index]}
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
-    clock = kind == "date" and _ASKS_TIME.search(question) is not None
     whose = _ROLE_OF.match(question) if kind == "person" else None
     closing = closing_verb(question) if kind not in ("date", "number") else ""
     # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
@@ -161,11 +161,10 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
-        if clock:
-            # "at what time do we meet": a time of day, never "699" of "699 metres" ("what time of year" may take
-            # a season)
-            times = [m.group(0).strip() for m in _CLOCK.finditer(sentence.text)]
-            spans = times if _TIME_OF.search(question) is None else times + spans
+        if kind == "date":
+            # "at what time do we meet": a time of day, never "699" of "699 metres"; "when is it open": a date or
+            # the hours it gives ("from 10am to 2pm")
+            spans = with_times(question, sentence.text, spans)
         # "After Varenne's death she directed the laboratory": she (the passage's subject) did it
         pronoun_subject = kind == "person" and bool(sentence.about) and _personal(sentence.text)
         if pronoun_subject and sentence.about.casefold() not in {s.casefold() for s in spans}:
@@ -484,7 +483,6 @@ def _defines(sentence: str, span: str, noun: str) -> bool:
 
 
 _WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b")
-_TIME_OF = re.compile(r"\btime\s+of\s+(?:the\s+)?(?:year|month|week|season)\b", re.IGNORECASE)
 _ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
 
 
