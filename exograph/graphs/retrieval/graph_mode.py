@@ -39,6 +39,8 @@ from exograph.graphs.retrieval.types import (
     SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
     SEED_SPECIFICITY_POWER,
+    SEED_TEXT_FREQUENCY,
+    SEED_TEXT_FREQUENCY_CAP,
     SYNONYM_EDGE,
     SYNONYM_K,
     SYNONYM_SUBGRAPH_K,
@@ -68,11 +70,12 @@ def graph_rank(
     Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
     tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
     passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
-    specificity (1/passages naming it), and a share to the dense hits by similarity. With `vector` (the question's
-    embedding) and ENTITY_VECTOR_NAMES, the names whose entity embeddings lie nearest the question take a share
-    too (vector_names): a question that describes a thing in other words than its name still seeds it. With
-    `embedder` too and FACT_MATCH, the ends of the subgraph's relations whose text best matches the question take
-    FACT_MATCH_SHARE (facts.fact_seeds): a question that describes the link seeds the names it joins."""
+    specificity (1/passages naming it: tied to it by extraction or writing it, whichever are more), and a share
+    to the dense hits by similarity. With `vector` (the question's embedding) and ENTITY_VECTOR_NAMES, the names
+    whose entity embeddings lie nearest the question take a share too (vector_names): a question that describes
+    a thing in other words than its name still seeds it. With `embedder` too and FACT_MATCH, the ends of the
+    subgraph's relations whose text best matches the question take FACT_MATCH_SHARE (facts.fact_seeds): a
+    question that describes the link seeds the names it joins."""
     store_name = read.graph.store_name
     pending_dense = (  # the top dense passages, read beside the names (None: none given and no vector)
         search_pool().submit(
@@ -104,6 +107,11 @@ def graph_rank(
     aliases = [name for key, linked in found.items() if key in keys and key not in names for name in linked]
     seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
     similar = {k: score for k, score in similar.items() if k in names}
+    pending_written = (  # how many passages write each seed, read beside the ring
+        search_pool().submit(store.store_chunk_phrase_counts, store_name, seeds, cap=SEED_TEXT_FREQUENCY_CAP)
+        if SEED_TEXT_FREQUENCY and seeds
+        else None
+    )
     synonyms = synonym_names(store_name, {k: names[k][2] for k in seeds}) if SYNONYM_K else []
     if synonyms:  # the synonyms' own passages join the subgraph, as the seeds' do
         fresh = [o for _, o, _ in synonyms if o not in names]
@@ -172,8 +180,12 @@ def graph_rank(
         node("c:" + cid)
     reset = np.zeros(len(nodes))
     written_names = set(name_spans(question)) if SEED_NAME_BOOST != 1.0 else set()
+    seed_frequency = {k: frequency[k] for k in seeds}
+    if pending_written is not None:  # a name the text writes more often than extraction tied it is that common
+        writing = pending_written.result()
+        seed_frequency = {k: max(f, writing.get(k, 0)) for k, f in seed_frequency.items()}
     specificity = {
-        k: (SEED_NAME_BOOST if k in written_names else 1.0) / frequency[k] ** SEED_SPECIFICITY_POWER for k in seeds
+        k: (SEED_NAME_BOOST if k in written_names else 1.0) / seed_frequency[k] ** SEED_SPECIFICITY_POWER for k in seeds
     }
     entity_mass = sum(specificity.values()) or 1.0
     dense_weight = passage_weights(dense_hits)

@@ -95,6 +95,15 @@ PPR_PASSAGE_TEMPERATURE = 0.1
 # A linked name seeds by its specificity 1 / (passages naming it) ** SEED_SPECIFICITY_POWER (1: inverse frequency).
 # 0.5 lost on both dev sets (HotpotQA 87.5 -> 85.0) and MuSiQue validation (78.3 -> 77.1) on 20 questions.
 SEED_SPECIFICITY_POWER = 1.0
+# A linked name's "passages naming it" counts the passages whose text writes it (the chunk full-text index, up to
+# SEED_TEXT_FREQUENCY_CAP) when those are more than the passages extraction tied it to: a common word that
+# extraction made a name once ("state", "miles", "tony") otherwise seeds as if it were the rarest thing in the
+# question, and its one passage outranks the question's real subject (inverse document frequency, as in any text
+# index). 1: on (0: extraction's count alone). R@5 on 50 questions, same graphs: dev 2Wiki 97.0 -> 99.0, HotpotQA
+# 87.0 = 87.0, MuSiQue 71.8 -> 74.3; validation HotpotQA 92.0 -> 93.0, MuSiQue 72.0 -> 75.7
+# (bench/results/retrieval-experiments.md).
+SEED_TEXT_FREQUENCY = 1
+SEED_TEXT_FREQUENCY_CAP = 1_000
 # A passage's PPR mass is divided by its weighted degree ** PPR_DEGREE_NORM before ranking: a passage that names
 # many things collects mass from everywhere (PageRank's popularity bias), not only from the question (0: off).
 # Off: 0.5 lost MuSiQue 70.4 -> 65.0 dev, 78.3 -> 71.2 validation; 0.25 lost MuSiQue validation (72.9).

@@ -78,6 +78,28 @@ def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[t
 _WORD = re.compile(r"[^\W_]+")
 
 
+def store_chunk_phrase_counts(store_name: str, keys: Sequence[str], *, cap: int) -> dict[str, int]:
+    """How many chunks write each key (its words as one phrase, by the chunk full-text index), each counted up to
+    cap (one read). A key the index finds nowhere (no word left, or only function words) counts 0."""
+    phrases: dict[str, str] = {}
+    for key in dict.fromkeys(keys):
+        words = _WORD.findall(key.casefold())
+        if words:
+            phrases[key] = '"' + " ".join(words) + '"' if len(words) > 1 else words[0]
+    if not phrases:
+        return {}
+    order = list(phrases)
+    branches = [
+        f"CALL db.idx.fulltext.queryNodes('Chunk', $t{i}) YIELD node WITH node LIMIT $cap "
+        f"RETURN {i} AS i, count(node) AS n"
+        for i in range(len(order))
+    ]
+    values: dict[str, Any] = {f"t{i}": phrases[key] for i, key in enumerate(order)}
+    rows = ro_query(store_name, " UNION ALL ".join(branches), {**values, "cap": cap})
+    counts = {int(r[0]): int(r[1] or 0) for r in rows}
+    return {key: counts.get(i, 0) for i, key in enumerate(order)}
+
+
 def _bm25_words(text: str) -> list[str]:
     """The text's stemmed words, plus the bigrams of its CJK runs (a query's CJK terms are bigrams: see
     store/cjk.py, since CJK has no spaces to split words by)."""
