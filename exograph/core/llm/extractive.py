@@ -329,7 +329,12 @@ def extract_answer(
         and similarity is not None
         and not any(
             _says_the_link(
-                question, where, f"{_passage(statements, where.n, short)} {where.about}", described, evidence_text
+                question,
+                where,
+                f"{_passage(statements, where.n, short)} {where.about}",
+                described,
+                evidence_text,
+                similarity,
             )
             for where in holding
         )

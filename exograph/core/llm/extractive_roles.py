@@ -52,10 +52,19 @@ _ACTION_CLOSING = re.compile(
 _LIGHT = frozenset("happen occur place take held hold begin start end last go come get make made".split())
 
 
+# "What is the tapestry insured for?": a what-question closing on a passive verb asks what that action says
+_WHAT_PASSIVE = re.compile(
+    r"\s*what\s+(?:is|was|are|were)\s+\S.*?\s([a-z]{3,}(?:ed|en))(?:\s+(?:for|to|from|in|on|at|with|by|after|as|of))?"
+    r"\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
 def action_verb(question: str) -> str:
     """The verb a when/where/how question closes on, the action it asks the time, place or figure of ("When did the
-    museum reopen?" -> reopen), lower case; "" when it closes on no such word."""
-    match = _ACTION_CLOSING.match(question)
+    museum reopen?" -> reopen), or the passive verb a what-question closes on ("What is it insured for?" ->
+    insured), lower case; "" when it closes on no such word."""
+    match = _ACTION_CLOSING.match(question) or _WHAT_PASSIVE.match(question)
     verb = _content_verb(match.group(1) if match else "")
     return "" if verb in _LIGHT else verb
 
