@@ -58,6 +58,7 @@ _MONEY_NOUNS = (
 )
 _NUMBER_NOUNS = frozenset(
     f"population number amount total count capacity attendance height length weight width depth distance torque "
+    f"dimension size volume "
     f"voltage temperature duration latency throughput speed recall precision accuracy {_MONEY_NOUNS}".split()
 )
 
@@ -224,3 +225,22 @@ def asked_verb(question: str) -> tuple[str, list[str]] | None:
     after = match.group(2).casefold().split()[:1]
     done_to = bool(noun) and bool(after) and (after[0] in _ARTICLES or after[0] in _PREPOSITIONS)
     return (verb, objects) if objects or done_to else None
+
+
+# "What are the dimensions of the tapestry?": a measure asked by its noun is answered with its unit, as "how long" is
+_MEASURE_NOUNS = frozenset(
+    "height length weight width depth distance dimension size volume temperature duration".split()
+)
+
+
+def asks_measure(question: str) -> bool:
+    """The question asks for a measure with its unit: "how much/long/far/...", or a measure noun ("the dimensions")."""
+    q = question.casefold()
+    if re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", q):
+        return True
+    return measure_asked(question)
+
+
+def measure_asked(question: str) -> bool:
+    """The question names the measure it asks for ("What is the height of ...?"): its answer needs a unit."""
+    return _singular(asked_noun(question)) in _MEASURE_NOUNS

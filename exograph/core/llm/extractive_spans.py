@@ -14,7 +14,9 @@ from exograph.core.llm.extractive_asked import (
     asked_noun,
     asked_object,
     asked_verb,
+    asks_measure,
     head_noun,
+    measure_asked,
 )
 from exograph.core.llm.extractive_figures import (
     _ASKS_START,
@@ -116,9 +118,7 @@ def _candidates(
     if fill is not None:
         fill(ranked[:CANDIDATE_SENTENCES])
     durational = re.search(r"\bhow (?:old|long)\b", question.casefold())
-    measure = kind == "number" and bool(
-        re.search(r"\bhow (?:much|long|far|tall|wide|big|heavy|old|large|deep|high|fast)\b", question.casefold())
-    )
+    measure = kind == "number" and asks_measure(question)
     # "how much dried kelp did they sell": the kelp's measure, not a sum, whatever the verb
     how_much_of = re.search(rf"\bhow much\s+(?!(?:{'|'.join(_AUXILIARY)})\b)([a-z-]+)", question.casefold())
     money = (
@@ -135,7 +135,7 @@ def _candidates(
     # "how many flats will have affordable rents": a count of flats, whatever sum the question names after it
     money = money and not (counted and counted.group(1) not in _MONEY and _stem(counted.group(1)) not in _MONEY_STEMS)
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
-    unit_needed = _UNIT_NEEDED.search(question) is not None
+    unit_needed = _UNIT_NEEDED.search(question) is not None or (kind == "number" and measure_asked(question))
     dimension = _DIMENSION.search(question) is not None
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
