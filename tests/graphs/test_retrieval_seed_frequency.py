@@ -72,3 +72,49 @@ def test_a_common_word_made_a_name_once_does_not_seed_like_the_rare_subject(  # 
     by_extraction_alone = lead()
     assert by_extraction_alone < 1.5
     assert counted_by_text > 4.0
+
+
+@pytest.mark.django_db
+def test_a_qualified_name_is_as_common_as_the_bare_name_passages_write(  # type: ignore[no-untyped-def]
+    alice, write_doc, monkeypatch
+) -> None:
+    """A disambiguated name ("Lantern (album)") is written in text by its bare name ("lantern"), which eight
+    passages write. Counted by the qualified phrase, which only the album's own passage carries, it seeds as if it
+    were as rare as the question's other name, a chapel one passage names; counted by its bare name it seeds as
+    the common word it is, and the chapel's passage leads."""
+    from exograph.graphs.retrieval import graph_mode
+    from exograph.graphs.retrieval.types import GraphRead
+
+    graph = graph_create(actor=alice, name="Bare names", scope=Scope.PRIVATE)
+    chapel = write_doc(
+        graph,
+        alice,
+        texts=["Saint Odrun Chapel hosted the first concerts of a local folk trio in the winter of 1974."],
+        entities=[("Saint Odrun Chapel", "location", "")],
+    )
+    album = write_doc(
+        graph,
+        alice,
+        texts=["Lantern (album) is the second record of a folk trio, released on a small label."],
+        entities=[("Lantern (album)", "work", "")],
+    )
+    for n in range(7):
+        write_doc(
+            graph,
+            alice,
+            texts=[f"Shop number {n} sold a paper lantern to every visitor of the harvest market."],
+            entities=[],
+        )
+    question = "Did the trio that played in Saint Odrun Chapel record Lantern (album)?"
+
+    def lead() -> float:
+        read = GraphRead(graph=graph)
+        graph_mode.graph_rank(read=read, question=question, dense=[])
+        return read.passages[f"{chapel}:0"] / read.passages[f"{album}:0"]
+
+    assert graph_mode.SEED_TEXT_BARE == 1  # on by default
+    by_bare_name = lead()
+    monkeypatch.setattr(graph_mode, "SEED_TEXT_BARE", 0)
+    by_qualified_phrase = lead()
+    assert by_qualified_phrase < 1.5
+    assert by_bare_name > 3.0

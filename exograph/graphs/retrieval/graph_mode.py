@@ -39,6 +39,7 @@ from exograph.graphs.retrieval.types import (
     SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
     SEED_SPECIFICITY_POWER,
+    SEED_TEXT_BARE,
     SEED_TEXT_FREQUENCY,
     SEED_TEXT_FREQUENCY_CAP,
     SYNONYM_EDGE,
@@ -108,7 +109,12 @@ def graph_rank(
     seeds = [k for k in dict.fromkeys([*keys, *aliases]) if k in names]
     similar = {k: score for k, score in similar.items() if k in names}
     pending_written = (  # how many passages write each seed, read beside the ring
-        search_pool().submit(store.store_chunk_phrase_counts, store_name, seeds, cap=SEED_TEXT_FREQUENCY_CAP)
+        search_pool().submit(
+            store.store_chunk_phrase_counts,
+            store_name,
+            [key for seed in seeds for key in (_title_keys(seed) if SEED_TEXT_BARE else (seed,))],
+            cap=SEED_TEXT_FREQUENCY_CAP,
+        )
         if SEED_TEXT_FREQUENCY and seeds
         else None
     )
@@ -183,7 +189,10 @@ def graph_rank(
     seed_frequency = {k: frequency[k] for k in seeds}
     if pending_written is not None:  # a name the text writes more often than extraction tied it is that common
         writing = pending_written.result()
-        seed_frequency = {k: max(f, writing.get(k, 0)) for k, f in seed_frequency.items()}
+        seed_frequency = {
+            k: max(f, *(writing.get(key, 0) for key in (_title_keys(k) if SEED_TEXT_BARE else (k,))))
+            for k, f in seed_frequency.items()
+        }
     specificity = {
         k: (SEED_NAME_BOOST if k in written_names else 1.0) / seed_frequency[k] ** SEED_SPECIFICITY_POWER for k in seeds
     }

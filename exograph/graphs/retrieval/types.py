@@ -104,6 +104,10 @@ SEED_SPECIFICITY_POWER = 1.0
 # (bench/results/retrieval-experiments.md).
 SEED_TEXT_FREQUENCY = 1
 SEED_TEXT_FREQUENCY_CAP = 1_000
+# With SEED_TEXT_FREQUENCY, a disambiguated name ("boots (album)") also counts the passages writing its bare name
+# ("boots"): text writes the bare name, never the qualifier (keys.title_keys). 1: on. R@5 on 50 questions: MuSiQue
+# dev 74.3 -> 75.3 (one question), every other set equal (bench/results/retrieval-experiments.md).
+SEED_TEXT_BARE = 1
 # A passage's PPR mass is divided by its weighted degree ** PPR_DEGREE_NORM before ranking: a passage that names
 # many things collects mass from everywhere (PageRank's popularity bias), not only from the question (0: off).
 # Off: 0.5 lost MuSiQue 70.4 -> 65.0 dev, 78.3 -> 71.2 validation; 0.25 lost MuSiQue validation (72.9).
