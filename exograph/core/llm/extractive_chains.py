@@ -105,8 +105,10 @@ def _follow_chain(
             return None
         # a name holding the question's ("Orrin Therapeutics" for its "Orrin") is what it names, not a bridge from it
         # (a nationality the question names is no name of it: "Australian National University" for "what Australian city")
+        # a company's legal form is no part of its name: "Brightwell Appliances Ltd" is "Brightwell Appliances"
+        # in the sentence saying where it is based
         bridges = [
-            b
+            _LEGAL_FORM.sub("", b)
             for b in names_in(first.text)
             if not b.isdigit()
             and not any(_found(b, a) or (_found(a, b) and not _NATIONALITY.fullmatch(a)) for a in asked_names)
@@ -150,6 +152,9 @@ def _follow_chain(
     if best is None:
         return None
     return best[1], best[2]
+
+
+_LEGAL_FORM = re.compile(r",?\s+(?:Ltd|Limited|Inc|Incorporated|plc|PLC|LLC|LLP|Corp|GmbH|AG|SA|NV|BV)\.?$")
 
 
 def _antecedent(question: str) -> str:
