@@ -116,6 +116,10 @@ def _says_the_link(
         return False
     if another_subject(question, where.text, evidence):
         return False
+    if evidence and not all(
+        names_the_subject(key, evidence) for key in _question_keys(question) if not key[:1].isdigit()
+    ):
+        return False  # "Which school did she attend in Budapest?" over evidence that never names Budapest
     if not all(_found(key, f"{passage} {described}") for key in _question_keys(question) if key[:1].isdigit()):
         return False  # "in 2020" asked, the passage speaks of 2011: not the figure asked for (a figure may describe
         # the thing the question names, in its own passage: "the 2000 film Snatch" in the film's)
