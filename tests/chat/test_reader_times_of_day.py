@@ -1,6 +1,6 @@
 """The extractive reader on times of day (issue 26), in words of our own: "when is it open" and "at what hours" are
 answered with the hours the evidence gives, a range whole ("9am to 1pm"), the one beside the day the question
-names; "any time" is an answer too; a question asking for a year still takes the year, and a sum written
+names; "any time" and a part of a month ("the first week of July") are answers too; a question asking for a year still takes the year, and a sum written
 "2.50 pounds" is no time. Run as chat runs it (MiniLM and the offline NER)."""
 
 from __future__ import annotations
@@ -41,3 +41,15 @@ def test_a_sum_is_no_time_of_day():
         title="notes.txt",
     )
     assert got.answered and got.short == "6am until midnight", got
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "text"),
+    [
+        ("When is the choir's tour?", "the first week of July", "The choir's tour is in the first week of July."),
+        ("When will the hall reopen?", "the end of March", "The hall will reopen at the end of March, after repairs."),
+    ],
+)
+def test_a_part_of_a_month_is_a_when(question, answer, text):
+    got = read_as_chat(question, text, title="notes.txt")
+    assert got.answered and got.short == answer, got

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_asked import _MONEY_NOUNS
-from exograph.core.llm.extractive_text import _STOP, _stem
+from exograph.core.llm.extractive_text import _MONTHS, _STOP, _stem
 
 # Currencies among the units: what a "how much did they pay?" answer is measured in.
 _MONEY = frozenset("pound pounds euro euros dollar dollars yen franc francs crowns kronor rupees pence cents".split())
@@ -51,6 +51,14 @@ _TIME_OF = re.compile(r"\btime\s+of\s+(?:the\s+)?(?:year|month|week|season)\b", 
 _CALENDAR = re.compile(r"\b(?:year|years|month|century|decade|date|day|season)\b", re.IGNORECASE)
 
 
+# A part of a month a "when" question may be answered with: "in the last week of January", "in early March", "at the
+# end of June"
+_PERIOD = re.compile(
+    rf"\b(?:(?:the\s+)?(?:first|second|third|fourth|last|final)\s+(?:week|weekend|fortnight|days?)\s+of|"
+    rf"(?:early|mid|late)[-\s]|(?:the\s+)?(?:end|start|beginning|middle)\s+of)\s*(?:{_MONTHS})\b(?:\s+\d{{4}})?"
+)
+
+
 def with_times(question: str, sentence: str, dates: list[str]) -> list[str]:
     """The candidates of a "when" question in a sentence: its dates, then the times of day it gives, a range whole
     ("10am to 2pm"); a "what time" question takes the times only (and a season too when it asks the time of year),
@@ -60,6 +68,8 @@ def with_times(question: str, sentence: str, dates: list[str]) -> list[str]:
         ranges = [m.group(0) for m in _TIME_SPAN.finditer(sentence) if m.group(0) not in times]
         times = [*ranges, *(t for t in times if not any(t in r for r in ranges))]
         return times if _TIME_OF.search(question) is None else times + dates
+    periods = [m.group(0) for m in _PERIOD.finditer(sentence)]
+    dates = [*periods, *(d for d in dates if not any(d in p for p in periods))]  # "the last week of January" whole
     if _CALENDAR.search(question):
         return dates
     return dates + [m.group(0) for m in _TIME_SPAN.finditer(sentence) if m.group(0) not in dates]
