@@ -12,9 +12,11 @@ from typing import Any
 
 from exograph.accounts.models import User
 from exograph.core.language import language_text, text_is_language
+from exograph.core.llm.extractive_overview import asks_overview
 from exograph.core.scope import Scope
 from exograph.documents.selectors import evidence_view_urls
 from exograph.graphs.retrieval import Evidence, retrieve_for_user
+from exograph.graphs.selectors import document_openings_read
 
 ENGINES = ("rag", "graph", "web")
 
@@ -58,8 +60,37 @@ def evidence_retrieve(
     found = retrieve_for_user(
         actor=actor, question=question, scope=scope, graph_id=graph_id or None, mode=MODES[engine], top_k=limit, hops=2
     )
-    items = evidence_view_urls(
-        user=actor, items=[_item(evidence) for evidence in found.items if _answerable(evidence)][:limit]
-    )
+    answerable = [_item(evidence) for evidence in found.items if _answerable(evidence)]
+    if asks_overview(question):  # "What is this document about?": its opening, whatever the search ranked first
+        answerable = _openings_first(answerable)
+    items = evidence_view_urls(user=actor, items=answerable[:limit])
     world = any(item["origin"] == "world" for item in items)
     return EvidenceSet(items=items, contributor_ids=list(found.contributor_ids) if world else [])
+
+
+OVERVIEW_DOCUMENTS = 3  # the documents an overview question opens (the reader's DOCUMENTS)
+
+
+def _openings_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The opening passage of each of the first OVERVIEW_DOCUMENTS documents among the passages found, first, in the
+    order the search ranked the documents; the other items after them (without those passages twice)."""
+    firsts: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if item["kind"] == "passage" and item["document_id"] and item["document_id"] not in firsts:
+            firsts[item["document_id"]] = item
+            if len(firsts) >= OVERVIEW_DOCUMENTS:
+                break
+    openings = document_openings_read(documents=[(str(i["graph_id"]), doc) for doc, i in firsts.items()])
+    opened = [
+        {
+            **firsts[doc],
+            "text": language_text(opening["text"]),
+            "chunk_id": opening["chunk_id"],
+            "page": opening["page"],
+        }
+        for doc, opening in openings.items()
+        if doc in firsts and text_is_language(opening["text"])
+    ]
+    opened.sort(key=lambda item: list(firsts).index(item["document_id"]))
+    chunk_ids = {item["chunk_id"] for item in opened}
+    return [*opened, *(item for item in items if item["chunk_id"] not in chunk_ids or item["kind"] != "passage")]

@@ -37,6 +37,7 @@ from functools import partial
 from exograph.core.llm.extractive_asked import _answer_type, asked_noun
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_link import _says_the_link, another_subject
+from exograph.core.llm.extractive_overview import asks_overview, overview_sentences
 from exograph.core.llm.extractive_parts import two_parts
 from exograph.core.llm.extractive_referents import (
     _subject_name,
@@ -225,6 +226,12 @@ def extract_answer(
         second = ask(question=parts[1], statements=said) if first.answered else first
         tail = re.sub(r"^[\s,]*and\s+", "", question[len(parts[0]) - 1 :], flags=re.IGNORECASE)  # as the user wrote it
         return _joined(first, second, tail)
+    if answer_type is None and asks_overview(question):
+        # "What is this document about?": each document's opening sentences, whatever words they share with it
+        opening = overview_sentences(statements)
+        if opening:
+            text = " ".join(_line(sentence, n) for n, sentence in opening)
+            return Extracted(text=text, answered=True, relevance=1.0, sentences=opening)
     sentences: list[_Sentence] = []
     seen: set[str] = set()
     documents: dict[str, str] = {}  # each document's text (its passages here), for the name its title gives

@@ -24,7 +24,7 @@ from exograph.graphs.selectors.graphs import (
     graphs_holding_knowledge_for_user,
 )
 from exograph.graphs.selectors.search import MAX_N_RESULTS, MAX_QUERY_LENGTH, search_graphs_for_user
-from exograph.graphs.selectors.viewer import document_contents_read
+from exograph.graphs.selectors.viewer import document_contents_read, document_openings_read
 from exograph.graphs.selectors.world import MAX_RELATED, world_entity_read
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "MAX_RELATED",
     "OVERVIEW_LIMIT",
     "document_contents_read",
+    "document_openings_read",
     "embedder_check",
     "graph_explore",
     "graph_get_for_user",

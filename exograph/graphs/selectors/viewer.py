@@ -56,3 +56,23 @@ def document_contents_read(*, graph: Graph, document_id: str, page: int | None, 
         "entities": entities,
         "entity_total": len(entity_ids),
     }
+
+
+def document_openings_read(*, documents: list[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    """Each document's opening chunk (its first in reading order): chunk_id, page, text, by document id, for the
+    (graph_id, document_id) pairs given (documents the caller has already found the user may read: a retrieval's own
+    items). A document its graph no longer holds is left out. Pure read. Raises ServiceUnavailable (store down)."""
+    by_graph: dict[str, list[str]] = {}
+    for graph_id, document_id in documents:
+        by_graph.setdefault(graph_id, []).append(document_id)
+    openings: dict[str, dict[str, Any]] = {}
+    for graph in Graph.objects.filter(id__in=list(by_graph)):
+        rows = store.ro_query(
+            graph.store_name,
+            "MATCH (d:Document) WHERE d.id IN $docs MATCH (d)-[:HAS_CHUNK]->(c:Chunk) "
+            "WITH d, c ORDER BY c.ordinal WITH d, collect(c)[0] AS c RETURN d.id, c.id, c.page, c.text",
+            {"docs": by_graph[graph.id]},
+        )
+        for document_id, chunk_id, page, text in rows:
+            openings[str(document_id)] = {"chunk_id": str(chunk_id), "page": page, "text": str(text or "")}
+    return openings
