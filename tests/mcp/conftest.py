@@ -72,17 +72,21 @@ async def mcp_http(
                 yield session
 
 
-def mcp_story(url: str, key: str, steps, *, stdio: bool = False, **kwargs: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    """Run `await steps(mcp, out)` in one MCP session (streamable HTTP at url/mcp, or the stdio bridge); returns out."""
-    out: dict[str, object] = {}
+def mcp_run(opener: Any, steps: Any) -> dict[str, Any]:
+    """Run `await steps(mcp, out)` in the MCP session opener opens (mcp_http, mcp_stdio); returns out."""
+    out: dict[str, Any] = {}
 
     async def run() -> None:
-        opener = mcp_stdio(url, key=key, **kwargs) if stdio else mcp_http(f"{url}/mcp", key=key, **kwargs)
         async with opener as mcp:
             await steps(mcp, out)
 
     anyio.run(run)
     return out
+
+
+def mcp_story(url: str, key: str, steps, *, stdio: bool = False, **kwargs: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Run `await steps(mcp, out)` in one MCP session (streamable HTTP at url/mcp, or the stdio bridge); returns out."""
+    return mcp_run(mcp_stdio(url, key=key, **kwargs) if stdio else mcp_http(f"{url}/mcp", key=key, **kwargs), steps)
 
 
 def console_script() -> list[str]:

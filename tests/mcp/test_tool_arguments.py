@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 
 from billing.models import CreditEntry
@@ -13,21 +12,10 @@ from billing.services import credit_balance
 from exograph.core.scope import Scope
 from exograph.documents.models import Document
 from exograph.graphs.services import graph_create
-from tests.mcp.conftest import mcp_http, mcp_stdio, text_of
+from tests.mcp.conftest import mcp_http, mcp_run, mcp_stdio, text_of
 from tests.mcp.test_http import NOTE
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _session(opener: Any, steps: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-
-    async def run() -> None:
-        async with opener as mcp:
-            await steps(mcp, out)
-
-    anyio.run(run)
-    return out
 
 
 def _assert_refused_naming(result: Any, unknown: str, accepted: tuple[str, ...], nearest: str | None) -> None:
@@ -52,7 +40,7 @@ def test_an_upload_with_an_unknown_argument_is_refused_naming_it_and_charges_not
         )
         out["search"] = await mcp.call_tool("search_entities", {"query": "quokka", "limit": 3})
 
-    out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
+    out = mcp_run(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
     upload_args = ("file_path", "file_content_base64", "filename", "graph_scope", "graph_id", "operation_id")
     _assert_refused_naming(out["upload"], "graph_idd", upload_args, "graph_id")
     _assert_refused_naming(out["search"], "limit", ("query", "n_results", "graph_id", "graph_scope"), None)
@@ -73,7 +61,7 @@ def test_upload_document_takes_graph_id_and_uploads_into_that_graph(live_server_
             "upload_document", {"file_content_base64": NOTE, "filename": "note.docx", "graph_id": chosen.id}
         )
 
-    out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
+    out = mcp_run(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
     assert not out["upload"].is_error, text_of(out["upload"])
     assert out["upload"].structured_content["graph_id"] == chosen.id
     assert Document.objects.get().graph_id == chosen.id
@@ -87,7 +75,7 @@ def test_stdio_refuses_unknown_arguments_too(live_server_asgi, alice, alice_key,
             "upload_document", {"file_content_base64": NOTE, "filename": "note.docx", "graph_idd": "g1"}
         )
 
-    out = _session(mcp_stdio(live_server_asgi.url, key=alice_key), steps)
+    out = mcp_run(mcp_stdio(live_server_asgi.url, key=alice_key), steps)
     assert out["upload"].is_error and "'graph_idd'" in text_of(out["upload"])
     assert credit_balance(account=alice) == 50 and not Document.objects.exists()
 
@@ -105,7 +93,7 @@ def test_an_argument_of_the_wrong_shape_is_refused_in_plain_words_naming_it_and_
         out["missing"] = await mcp.call_tool("send_chat_message", {})
         out["scope"] = await mcp.call_tool("search_entities", {"query": "kelp", "graph_scope": "everyone"})
 
-    out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
+    out = mcp_run(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
     texts = {key: text_of(result) for key, result in out.items()}
     assert all(result.is_error for result in out.values()), texts
     for text in texts.values():

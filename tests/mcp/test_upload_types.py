@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import anyio
 import pytest
 
 from billing.models import CreditEntry
@@ -15,7 +14,7 @@ from billing.services import credit_balance
 from exograph.documents.models import Document
 from exograph.documents.validation import ACCEPTED_LABEL, EXTENSIONS
 from mcp_bridge.config import DEFAULT_UPLOAD_TYPES
-from tests.mcp.conftest import mcp_http, mcp_stdio, text_of
+from tests.mcp.conftest import mcp_http, mcp_run, mcp_stdio, text_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,17 +23,6 @@ FIELD_NOTES = (
     "The ferry pier at Kettle Cove lost two pilings in the February storm. Mara Lindqvist, the harbour master, "
     "closed the east berth and moved the lobster boats to the old cannery wharf until the repair crew arrives.\n"
 )
-
-
-def _session(opener: Any, steps: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-
-    async def run() -> None:
-        async with opener as mcp:
-            await steps(mcp, out)
-
-    anyio.run(run)
-    return out
 
 
 def _names_every_kind(text: str) -> bool:
@@ -56,7 +44,7 @@ def test_hosted_upload_takes_a_plain_text_file_and_says_it_does(live_server_asgi
             "upload_document", {"file_content_base64": encoded, "filename": "harbour-survey.txt"}
         )
 
-    out = _session(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
+    out = mcp_run(mcp_http(f"{live_server_asgi.url}/mcp", key=alice_key), steps)
     tool = out["tools"]["upload_document"]
     assert _names_every_kind(tool.description), tool.description
     assert "PDF or DOCX)" not in tool.description
@@ -91,7 +79,7 @@ def test_stdio_upload_reads_a_local_text_file_and_names_the_kinds_it_takes(
         out["missing"] = await mcp.call_tool("upload_document", {"file_path": str(missing)})
         out["text"] = await mcp.call_tool("upload_document", {"file_path": str(notes)})
 
-    out = _session(mcp_stdio(live_server_asgi.url, key=alice_key), steps)
+    out = mcp_run(mcp_stdio(live_server_asgi.url, key=alice_key), steps)
     tool = out["tools"]["upload_document"]
     assert _names_every_kind(tool.description)
     assert ".pdf or .docx" not in tool.input_schema["properties"]["file_path"]["description"]
