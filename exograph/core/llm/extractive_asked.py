@@ -152,6 +152,8 @@ def _answer_type(question: str) -> str:
         q,
     )
     measured = re.search(r"\b([a-z]+)\s+of\s+(?:what|how much)\b", q)  # "with a population of what in 2010?"
+    if re.match(r"(?:what|which)\b.*\b(?:maximum|minimum)\b", q):
+        return "number"  # "what is the maximum grant": a figure, "up to 7,500 pounds"
     if (
         _singular(asked_noun(question)) in _NUMBER_NOUNS
         or (bare and any(w in _NUMBER_NOUNS or _singular(w) in _NUMBER_NOUNS for w in bare.groups() if w))

@@ -135,3 +135,23 @@ def _is_sum(sentence: str, span: str) -> bool:
             sentence,
         )
     )
+
+
+# "What is the maximum grant?", "How much is the largest grant?": the bound a figure is given as ("pays up to 7,500
+# pounds", "at least 18 years old") answers a question asking for the most or the least
+_ASKS_MOST = re.compile(r"\b(?:maximum|max|largest|biggest|highest|most|greatest|top|upper\s+limit|cap)\b", re.I)
+_ASKS_LEAST = re.compile(r"\b(?:minimum|min|smallest|lowest|least|fewest|lower\s+limit)\b", re.I)
+_AT_MOST = (
+    r"(?:up\s+to|at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|maximum\s+of|capped\s+at|as\s+much\s+as)"
+)
+_AT_LEAST = r"(?:at\s+least|no\s+less\s+than|not\s+less\s+than|a\s+minimum\s+of|minimum\s+of|from)"
+
+
+def bound_asked(question: str, sentence: str, span: str) -> int:
+    """1 when the sentence gives span as the bound the question asks for ("up to 7,500 pounds" for "the maximum
+    grant", "at least 18" for "the minimum age"), else 0."""
+    most, least = _ASKS_MOST.search(question) is not None, _ASKS_LEAST.search(question) is not None
+    if most == least:
+        return 0
+    before = _AT_MOST if most else _AT_LEAST
+    return int(re.search(rf"\b{before}\s+[$£€¥]?{re.escape(span.lstrip('$£€¥'))}", sentence, re.I) is not None)

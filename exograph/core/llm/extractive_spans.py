@@ -32,6 +32,7 @@ from exograph.core.llm.extractive_figures import (
     _counts_other,
     _is_sum,
     _move_end,
+    bound_asked,
     with_times,
 )
 from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
@@ -306,6 +307,8 @@ def _candidates(
             )
             if located or located_the:
                 bonus += 0.05
+            if kind == "number":
+                bonus += 2 * ASPECT * bound_asked(question, sentence.text, span)  # "the maximum grant": "up to"
             if kind != "date":
                 # "moves from Lisbon to Porto", "from 61.2 to 72.4": where it ends is the answer, unless the question
                 # asks where it started ("moved from", "the baseline")
