@@ -12,7 +12,7 @@ from typing import Any
 
 from exograph.accounts.models import User
 from exograph.core.language import language_text, text_is_language
-from exograph.core.llm.extractive_overview import asks_overview
+from exograph.core.llm.extractive_overview import DOCUMENTS, asks_overview
 from exograph.core.scope import Scope
 from exograph.documents.selectors import evidence_view_urls
 from exograph.graphs.retrieval import Evidence, retrieve_for_user
@@ -68,29 +68,21 @@ def evidence_retrieve(
     return EvidenceSet(items=items, contributor_ids=list(found.contributor_ids) if world else [])
 
 
-OVERVIEW_DOCUMENTS = 3  # the documents an overview question opens (the reader's DOCUMENTS)
-
-
 def _openings_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The opening passage of each of the first OVERVIEW_DOCUMENTS documents among the passages found, first, in the
-    order the search ranked the documents; the other items after them (without those passages twice)."""
+    """The opening passage of each of the first DOCUMENTS documents among the passages found (the ones the reader's
+    overview opens), first, in the order the search ranked the documents; the other items after them (without those
+    passages twice)."""
     firsts: dict[str, dict[str, Any]] = {}
     for item in items:
         if item["kind"] == "passage" and item["document_id"] and item["document_id"] not in firsts:
             firsts[item["document_id"]] = item
-            if len(firsts) >= OVERVIEW_DOCUMENTS:
+            if len(firsts) >= DOCUMENTS:
                 break
     openings = document_openings_read(documents=[(str(i["graph_id"]), doc) for doc, i in firsts.items()])
     opened = [
-        {
-            **firsts[doc],
-            "text": language_text(opening["text"]),
-            "chunk_id": opening["chunk_id"],
-            "page": opening["page"],
-        }
-        for doc, opening in openings.items()
-        if doc in firsts and text_is_language(opening["text"])
+        {**first, "text": language_text(opening["text"]), "chunk_id": opening["chunk_id"], "page": opening["page"]}
+        for doc, first in firsts.items()
+        if (opening := openings.get(doc)) and text_is_language(opening["text"])
     ]
-    opened.sort(key=lambda item: list(firsts).index(item["document_id"]))
     chunk_ids = {item["chunk_id"] for item in opened}
     return [*opened, *(item for item in items if item["chunk_id"] not in chunk_ids or item["kind"] != "passage")]
