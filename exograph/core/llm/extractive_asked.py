@@ -214,7 +214,9 @@ def asked_verb(question: str) -> tuple[str, list[str]] | None:
     noun = asked_noun(question) if match is None else ""
     if noun:  # "Which group owns ...": the verb after the asked noun
         match = re.match(
-            rf"\s*(?:what|which)\s+(?:[\w'’-]+\s+){{0,3}}?{re.escape(noun)}\s+([a-z]+)\s+(.*)$", question, re.IGNORECASE
+            rf"\s*(?:what|which)\s+(?:[\w'’-]+\s+){{0,3}}?{re.escape(noun)}(?:\s+(?:and|or)\s+[\w-]+)?\s+([a-z]+)\s+(.*)$",
+            question,
+            re.IGNORECASE,
         )
     if match is None:
         return None

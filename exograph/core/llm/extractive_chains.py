@@ -120,6 +120,9 @@ def _follow_chain(
                 meant = second.about if nested and described_subject(second.text) else ""
                 if second.text == first.text or not _found(bridge, f"{second.text} {meant}"):
                     continue  # (named, or meant by the noun its passage calls it: "In 2024 the company was bought")
+                if described and _defines(second.text, bridge, described):
+                    continue  # "George Raft (born George Ranft) was an American actor" for "which actor": the bridge
+                    # is the answer, not a link to a name beside it
                 if says_another_relation(open_indices, named_indices, second.text):
                     continue  # "Marendt was born in 1971" is not when her husband died
                 hits = len(remaining & _stems(second.text)) + sum(

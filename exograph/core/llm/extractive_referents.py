@@ -57,6 +57,19 @@ _DEFINITION_END = frozenset(
 )
 # Nouns that name one settlement whichever the text uses ("a port city" is "the town" of its history).
 _SETTLEMENT = frozenset("city town village port settlement municipality borough capital".split())
+# Other nouns that name one thing whichever the text uses ("a 1945 film noir" is "the movie" of the next sentence),
+# each also taken from a definition's phrase when another word heads it ("film" of "film noir").
+_SAME_THING = tuple(
+    frozenset(words.split())
+    for words in (
+        "film movie",
+        "company firm business",
+        "song single",
+        "novel book",
+        "album record",
+        "series show programme program",
+    )
+)
 
 
 def defined_nouns(sentences: Sequence[str]) -> dict[str, str]:
@@ -73,13 +86,16 @@ def defined_nouns(sentences: Sequence[str]) -> dict[str, str]:
         if not opening:
             continue
         head = ""
+        phrase: list[str] = []
         for word in opening.group(1).split():
             bare = word.strip(".").casefold()
             if bare in _DEFINITION_END or (head and bare.endswith("ed")):
                 break
             if re.fullmatch(r"[a-z][a-z-]*", word.strip(".")):
                 head = bare
-        for noun in {head, *head.split("-"), *(_SETTLEMENT if head in _SETTLEMENT else ())} - {""}:
+                phrase.append(bare)
+        same = {w for group in _SAME_THING for w in group if group & {head, *phrase}}
+        for noun in {head, *head.split("-"), *(_SETTLEMENT if head in _SETTLEMENT else ()), *same} - {""}:
             defined.setdefault(noun, first)
     return defined
 

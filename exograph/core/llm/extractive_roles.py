@@ -117,6 +117,13 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
         for m in re.finditer(rf"\b{name}\s+(?:(?:also|then|later|first|herself|himself)\s+)?([a-z]+)\b", sentence)
     ):
         return True
+    # "The movie stars X, Y and Z", "a 1945 film starring X": a film stars its cast, who star in it
+    if _kin("starred", verb) and re.search(
+        rf"\b(?:stars|starring|co-stars|co-starring)\s+(?:[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*(?:,\s+|\s+and\s+))*"
+        rf"{name}\b",
+        sentence,
+    ):
+        return True
     # "an army of 9,000 men under Field Marshal X", "the orchestra under its conductor X": led by X
     if _kin("led", verb) and re.search(
         rf"\bunder\s+(?:(?:the|its|their|a)\s+)?(?:[\w-]+\s+){{0,2}}?{name}\b", sentence

@@ -98,6 +98,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding "
         "scrap scrapped demolish demolished",
         "wrote write writes written author authored writer penned",
+        "stars starred starring co-stars co-starred co-starring",
         "play plays played player member joined",
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
