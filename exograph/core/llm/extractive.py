@@ -312,7 +312,7 @@ def extract_answer(
                 fits = typed_by.get(short.casefold(), 0)
                 margin = spans[0][0] - (spans[1][0] if len(spans) > 1 else 0.0)
                 support = [where] + [s for s in ranked[:1] if s is not where]
-            elif kind in ("date", "number", "person", "place") and similarity is not None:
+            elif kind in ("date", "number", "person", "place", "colour") and similarity is not None:
                 # "When was the foundation set up?" over notes that give no date: the documents don't say, whatever
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)

@@ -160,6 +160,8 @@ def _answer_type(question: str) -> str:
         or (measured and _singular(measured.group(1)) in _NUMBER_NOUNS)
     ):
         return "number"  # "what was the population of ...", "what was revenue in the third quarter"
+    if re.search(r"\b(?:what|which)\s+colou?rs?\b", q):
+        return "colour"  # "What colour is the drill?", "What color clothing do they wear?": "orange"
     if re.match(r"how (?:often|frequently)\b", q):
         return "frequency"  # "How often is rent paid?": "quarterly"
     if re.match(r"(how (do|does|did|is|are|was|were|can|could|should|would|has|have)|why)\b", q):

@@ -21,6 +21,16 @@ _KIND_TYPES = {
 }
 
 
+# The colours a "what colour" question is answered by, with a shade before one ("dark green", "pale blue"), and a
+# list of them as one answer ("green and white").
+_ONE_COLOUR = (
+    r"\b(?:(?:dark|light|pale|bright|deep|navy)[ -])?(?:red|orange|yellow|green|blue|purple|violet|pink|brown|black|"
+    r"white|grey|gray|silver|gold|golden|beige|cream|maroon|turquoise|teal|crimson|scarlet|ivory|indigo|magenta|"
+    r"cyan|bronze|navy)\b"
+)
+_COLOUR = re.compile(rf"{_ONE_COLOUR}(?:(?:,\s*|\s+and\s+|\s+or\s+|,\s+and\s+){_ONE_COLOUR})*", re.IGNORECASE)
+
+
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
     a number with its unit when the sentence writes one."""
@@ -31,6 +41,8 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
         return [_sign(sentence, m.start()) + ((measure and _measured(sentence, m)) or m.group(0)) for m in found]
     if kind == "role":
         return role_phrases(sentence)
+    if kind == "colour":
+        return [m.group(0) for m in _COLOUR.finditer(sentence)]
     if kind == "frequency":
         return [m.group(0) for m in _FREQUENCY.finditer(sentence)]
     if kind == "meaning":  # 'Ribollita means "reboiled"', "ECU stands for engine control unit"
