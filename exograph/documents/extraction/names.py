@@ -40,7 +40,7 @@ Dates and quantities are left alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from exograph.documents.extraction.people import person_shown, person_words
 from exograph.documents.extraction.types import Entity, Extraction
@@ -133,8 +133,48 @@ def _written_lowercase(name: str, text: str) -> bool:
         forms.add(lower[:-3] + "y")
     if lower.endswith("s") and len(lower) > 3:
         forms.add(lower[:-1])
-    pattern = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
-    return re.search(rf"(?<![\w/@.,{{-])(?:{pattern})(?![\w/@}}-]|\.\w)", text) is not None
+    return any(
+        _LOWER_BEFORE.match(text, at) and _LOWER_AFTER.match(text, at + len(form))
+        for form in forms
+        for at in _offsets(text, form)
+    )
+
+
+# A lowercase form written as words of its own: not inside an address (_written_lowercase).
+_LOWER_BEFORE = re.compile(r"(?<![\w/@.,{-])")
+_LOWER_AFTER = re.compile(r"(?![\w/@}-]|\.\w)")
+# A word of its own, hyphens counted as part of a word.
+_NOT_WORD_BEFORE = re.compile(r"(?<![\w-])")
+_NOT_WORD_AFTER = re.compile(r"(?![\w-])")
+
+
+def _offsets(text: str, part: str) -> Iterator[int]:
+    """Every offset where the text writes `part` (overlapping ones included): found with str.find, where a pattern
+    opening with a lookbehind would try every offset of a long document."""
+    at = text.find(part)
+    while at >= 0:
+        yield at
+        at = text.find(part, at + 1)
+
+
+def _words_written(text: str, word: str, *, plural: bool = False) -> int:
+    """How many times the text writes the word as a word of its own (or its plural in "s" when `plural`), counted
+    left to right without overlapping, as re.findall counts (?<![\w-])word(?:s)?(?![\w-])."""
+    count = 0
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if _NOT_WORD_BEFORE.match(text, at):
+            if plural and text.startswith("s", end) and _NOT_WORD_AFTER.match(text, end + 1):
+                end += 1
+            elif not _NOT_WORD_AFTER.match(text, end):
+                end = -1
+            if end >= 0:
+                count += 1
+                at = text.find(word, end)
+                continue
+        at = text.find(word, at + 1)
+    return count
 
 
 def _verdict(entity: Entity, text: str, chunk_count: int, full_names: set[str]) -> str | None:
@@ -147,7 +187,7 @@ def _verdict(entity: Entity, text: str, chunk_count: int, full_names: set[str]) 
     if _ACRONYM.fullmatch(name):
         if len(name) >= 4 and _written_lowercase(name, text):
             return None
-        written = len(re.findall(rf"(?<![\w-]){re.escape(name)}s?(?![\w-])", text))
+        written = _words_written(text, name, plural=True)
         if chunk_count > 1 and written < 2 and not entity.aliases:
             return None
         return entity.type
@@ -161,8 +201,8 @@ def _verdict(entity: Entity, text: str, chunk_count: int, full_names: set[str]) 
         # "Java", "TraceMonkey", "Aliquam": a word alone needs the document to show a person (people.py)
         return None if name[:1].isupper() and _written_lowercase(name, text) else "CONCEPT"
     if len(words) > 1 and len({w.casefold() for w in words}) == 1:
-        alone = len(re.findall(rf"(?<![\w-]){re.escape(words[0])}(?![\w-])", text))
-        return None if alone > 2 * len(re.findall(re.escape(name), text)) else entity.type
+        alone = _words_written(text, words[0])
+        return None if alone > 2 * text.count(name) else entity.type
     if _CAMEL.search(name) or any(c.isdigit() for c in name):
         return entity.type  # its shape makes it a name ("JavaScript", "Section 1201")
     if any(form == form.lower() and any(c.isalpha() for c in form) for form in (name, *entity.aliases)):

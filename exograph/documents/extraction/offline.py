@@ -26,13 +26,22 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from exograph.documents.extraction.names import name_tidy
-from exograph.documents.extraction.ner import NOT_NAME_START_TAGS, NerRead, NerSpan, ner_model, ner_read, pos_tags
+from exograph.documents.extraction.ner import (
+    NOT_NAME_START_TAGS,
+    NerRead,
+    NerSpan,
+    ner_model,
+    ner_read,
+    pos_tags,
+    token_offsets,
+)
 from exograph.documents.extraction.resolve import name_normalise
 from exograph.documents.extraction.types import ChunkLike, Entity, Extraction, Mention, Relation
 from exograph.documents.extraction.verbs import verb_lemma
@@ -258,7 +267,9 @@ def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
         if at < 0 or at + len(phrase) > len(doc.text):
             continue
         tags = pos_tags(doc)
-        inside = [tags[t.i] for t in doc if at <= t.idx < at + len(phrase) and not t.is_punct]
+        offsets, punct = token_offsets(doc)
+        first, last = bisect_left(offsets, at), bisect_left(offsets, at + len(phrase))
+        inside = [tags[i] for i in range(first, last) if not punct[i]]
         if not inside:
             return False
         return any(tag in _CLAUSE_TAGS for tag in inside) or inside[0] in _EDGE_TAGS or inside[-1] in _EDGE_TAGS
@@ -286,15 +297,16 @@ def _sentence_start(span: _Span, doc: Any, at: int) -> _Span | None:
     of a name (the first word of a sentence is capitalised whatever it is: "Later the Harbour Board" -> "Harbour
     Board"); None when no name of two words or more is left. `at` is the sentence's offset in the doc."""
     tags = pos_tags(doc)
-    tokens = [t for t in doc if at + span.start <= t.idx < at + span.end]
+    offsets, _ = token_offsets(doc)
+    tokens = range(bisect_left(offsets, at + span.start), bisect_left(offsets, at + span.end))
     cut = 0
-    while cut < len(tokens) and tags[tokens[cut].i] in _EDGE_TAGS:
+    while cut < len(tokens) and tags[tokens[cut]] in _EDGE_TAGS:
         cut += 1
     if cut == 0 or not tokens:
         return span
     if cut >= len(tokens) - 1:
         return None
-    start = tokens[cut].idx - at
+    start = offsets[tokens[cut]] - at
     return _Span(start, span.end, span.name[start - span.start :], span.type)
 
 
@@ -308,7 +320,7 @@ class OfflineExtractor:
     def warm() -> None:
         """Load the NER model and the keyphrase module now rather than in the first extract (1-4 s on a busy
         machine)."""
-        import yake  # noqa: F401
+        import exograph.documents.extraction.keyphrases  # noqa: F401
 
         ner_model()
 
@@ -397,14 +409,15 @@ class OfflineExtractor:
         return Extraction(entities=entities, mentions=mentions, relations=relations)
 
     def _keyphrases(self, chunks: Sequence[ChunkLike]) -> list[str]:
-        import yake
+        from exograph.documents.extraction.keyphrases import yake_keywords
 
         text = "\n".join(chunk.text for chunk in chunks)[:300_000]
         if not text.strip():
             return []
         top = min(80, 10 + len(chunks) // 2)
         try:
-            found = yake.KeywordExtractor(lan="en", n=3, dedupLim=0.7, top=top).extract_keywords(text)
+            # yake 0.7.3 reads `dedup_lim`, not `dedupLim`: its default 0.9 applies (kept: the graphs hold its output)
+            found = yake_keywords(text, lan="en", n=3, dedupLim=0.7, top=top)
         except Exception:  # noqa: BLE001 - keyphrases are a bonus; names and acronyms still work
             logger.warning("yake failed on a document", exc_info=True)
             return []

@@ -23,7 +23,8 @@ person evidence, so the word is a concept there. Names of two words or more keep
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from exograph.documents.extraction.ner import _NOBLE
 
@@ -49,28 +50,77 @@ _PRONOUN = re.compile(r"\b(?:he|she|his|her|him|himself|herself)\b", re.IGNORECA
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
-def _evidence(word: str) -> re.Pattern[str]:
-    name = re.escape(word)
-    return re.compile(
-        rf"\b{_TITLE}\.?\)?\s+{name}\b"
-        rf"|(?<![\w.])[A-Z]\.\s*(?:[A-Z]\.\s*)*{name}\b"
-        rf"|\b{name}\s+et\s+al\b"
-        rf"|\b{name}\s+(?:is|was)\s+(?:aged\s+\d|\d+\s+years?\s+old)"
-        rf"|\b{name}(?:\s*[(\[]\d+[)\]])?,?\s+{_PERSONAL_VERBS}\b"
-        rf"|\b{_KIN}(?:\s+of|,)?\s+{name}\b"
-        rf"|\b(?:married|marries|marry)\s+{name}\b"
-        rf"|\b{name},?\s+(?:was|is)\s+(?:the|a|an)\s+(?:[\w-]+,?\s+){{0,2}}{_ROLE}\b"
-        rf"|\b{name}['’]s?\s+{_LIFE}\b"
-    )
+# What shows a person around a mention of the word (module docstring), in two halves that do not depend on the word,
+# compiled once. Before it: a title, initials, a kin word, "married"; each pattern ends where the name starts
+# (the end of a run of spaces, or of a chain of initials), so a mention shows a person when one of them ends at it.
+# After it: "et al.", an age, a verb only people do, a noun only a person is, a life word.
+_BEFORE_NAME = (
+    re.compile(rf"\b{_TITLE}\.?\)?\s+"),
+    re.compile(rf"\b{_KIN}\s+"),
+    re.compile(rf"\b{_KIN}\s+of\s+"),
+    re.compile(rf"\b{_KIN},\s+"),
+    re.compile(r"\b(?:married|marries|marry)\s+"),
+)
+_INITIALS = re.compile(r"(?<![\w.])(?:[A-Z]\.\s*)+")
+_INITIAL = re.compile(r"[A-Z]\.\s*")
+_AFTER_NAME = re.compile(
+    r"\s+et\s+al\b"
+    r"|\s+(?:is|was)\s+(?:aged\s+\d|\d+\s+years?\s+old)"
+    rf"|(?:\s*[(\[]\d+[)\]])?,?\s+{_PERSONAL_VERBS}\b"
+    rf"|,?\s+(?:was|is)\s+(?:the|a|an)\s+(?:[\w-]+,?\s+){{0,2}}{_ROLE}\b"
+    rf"|['’]s?\s+{_LIFE}\b"
+)
+_BOUNDARY = re.compile(r"\b")
+_NOT_WORD_BEFORE = re.compile(r"(?<![\w-])")
+_NOT_WORD_AFTER = re.compile(r"(?![\w-])")
+
+
+@lru_cache(maxsize=4)
+def _name_starts(text: str) -> frozenset[int]:
+    """Where a name may start after a title, initials, a kin word or "married" in the text (once per document: the
+    same text is asked about each of its one-word names)."""
+    starts = {match.end() for pattern in _BEFORE_NAME for match in pattern.finditer(text)}
+    for chain in _INITIALS.finditer(text):
+        starts.update(initial.end() for initial in _INITIAL.finditer(text, chain.start(), chain.end()))
+    return frozenset(starts)
+
+
+def _mentions(text: str, word: str) -> Iterator[int]:
+    """Every offset where the text writes the word (overlapping ones included)."""
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + 1)
+
+
+def _evidence(word: str, text: str) -> bool:
+    """Whether a title, initials, a kin word or "married" comes right before a mention of the word (a word boundary
+    after it), or "et al.", an age, a personal verb, a person's role or a life word right after it (a word boundary
+    before it)."""
+    starts = _name_starts(text)
+    size = len(word)
+    for at in _mentions(text, word):
+        if at in starts and _BOUNDARY.match(text, at + size):
+            return True
+        if _BOUNDARY.match(text, at) and _AFTER_NAME.match(text, at + size):
+            return True
+    return False
 
 
 def _pronoun_follows(text: str, word: str) -> bool:
-    """Whether a personal pronoun follows a mention of the word within its sentence or the next one."""
-    for match in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text):
-        rest = text[match.end() : match.end() + 400]
-        ends = [end.end() for end in _SENTENCE_END.finditer(rest)]
+    """Whether a personal pronoun follows a mention of the word (as a word of its own, hyphens included) within its
+    sentence or the next one. Mentions are taken left to right without overlapping."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (_NOT_WORD_BEFORE.match(text, at) and _NOT_WORD_AFTER.match(text, end)):
+            at = text.find(word, at + 1)
+            continue
+        rest = text[end : end + 400]
+        ends = [found.end() for found in _SENTENCE_END.finditer(rest)]
         if _PRONOUN.search(rest[: ends[1] if len(ends) > 1 else len(rest)]):
             return True
+        at = text.find(word, end)
     return False
 
 
@@ -87,7 +137,8 @@ def person_words(names: Iterable[str]) -> set[str]:
 
 
 def person_shown(word: str, text: str, full_names: set[str]) -> bool:
-    """Whether the document text shows the one-word name is a person (module docstring)."""
+    """Whether the document text shows the one-word name (no whitespace in it, as resolution writes names) is a
+    person (module docstring)."""
     if word.casefold() in full_names:
         return True
-    return _evidence(word).search(text) is not None or _pronoun_follows(text, word)
+    return _evidence(word, text) or _pronoun_follows(text, word)

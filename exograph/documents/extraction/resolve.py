@@ -6,18 +6,24 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from exograph.documents.extraction.types import Entity, Extraction, Mention, Relation
 from exograph.graphs.types import normalize_name
 
+_KEY_POSSESSIVE = re.compile(r"[’']s$")
+_KEY_ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 
+
+@lru_cache(maxsize=65_536)
 def name_normalise(name: str) -> str:
     """The merge key of an entity name within a document: the graph's key (graphs.types.normalize_name)
-    after dropping a leading article, a possessive and surrounding punctuation."""
+    after dropping a leading article, a possessive and surrounding punctuation. Kept per process (a pure function
+    of the name: extraction asks it of the same names many times a document)."""
     text = unicodedata.normalize("NFKC", name).strip()
-    text = re.sub(r"[’']s$", "", text)
-    text = re.sub(r"^(the|a|an)\s+", "", text, flags=re.IGNORECASE)
+    text = _KEY_POSSESSIVE.sub("", text)
+    text = _KEY_ARTICLE.sub("", text)
     text = text.strip(" .,;:!?\"'()[]{}-–—")
     return normalize_name(text)
 
