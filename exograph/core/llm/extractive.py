@@ -317,9 +317,8 @@ def extract_answer(
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     short = _common_name(short, sentences, kind) if short else short
-    if short and _FULL_NAME.search(
-        question
-    ):  # "the full name of the disease": SARS written out, as the evidence has it
+    if short and _FULL_NAME.search(question):
+        # "the full name of the disease": SARS written out, as the evidence writes it
         short = next((w for s in sentences if (w := spelled(short, s.text))), short)
     year = (
         re.search(r"\b(1\d{3}|20\d{2})\b", short) if kind == "date" and re.search(r"\byear\b", question, re.I) else None
@@ -428,8 +427,9 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     )
 
 
-# A question's pronoun: "Which magazine gave it an award?" asks about the notes' subject.
+# "What is the full name of ...?": an acronym is answered written out
 _FULL_NAME = re.compile(r"\b(?:full|complete|unabbreviated)\s+(?:name|title|form)\b", re.IGNORECASE)
+# A question's pronoun: "Which magazine gave it an award?" asks about the notes' subject.
 _PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b", re.IGNORECASE)
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
 _HONORIFIC = re.compile(
