@@ -35,6 +35,8 @@ from exograph.graphs.retrieval.types import (
     PPR_PASSAGE_SEEDS,
     PPR_PASSAGE_SHARE,
     PPR_PASSAGE_TEMPERATURE,
+    PPR_TEXT_SEEDS,
+    PPR_TEXT_SHARE,
     PPR_TITLE_LINK,
     SEED_NAME_BOOST,
     SEED_NESTED_NAMES,
@@ -71,8 +73,9 @@ def graph_rank(
     Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
     tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
     passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
-    specificity (1/passages naming it: tied to it by extraction or writing it, whichever are more), and a share
-    to the dense hits by similarity. With `vector` (the question's embedding) and ENTITY_VECTOR_NAMES, the names
+    specificity (1/passages naming it: tied to it by extraction or writing it, whichever are more), a share
+    to the dense hits by similarity, and PPR_TEXT_SHARE to the question's best full-text (BM25) passages, which join
+    the subgraph: a hop the question describes in words that are no name is reached without a name leading there. With `vector` (the question's embedding) and ENTITY_VECTOR_NAMES, the names
     whose entity embeddings lie nearest the question take a share too (vector_names): a question that describes
     a thing in other words than its name still seeds it. With `embedder` too and FACT_MATCH, the ends of the
     subgraph's relations whose text best matches the question take FACT_MATCH_SHARE (facts.fact_seeds): a
@@ -95,6 +98,17 @@ def graph_rank(
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
     reads = subgraph_reads(store_name)
+    pending_text = (  # the top full-text (BM25) passages, read beside the names (their texts from the index)
+        search_pool().submit(
+            store.store_chunk_text_hits,
+            store_name,
+            text_query=store.fulltext_query(question),
+            k=PPR_TEXT_SEEDS,
+            chunk_texts=reads.texts(),
+        )
+        if PPR_TEXT_SHARE > 0 and PPR_TEXT_SEEDS > 0
+        else None
+    )
     found = alias_names(reads, store_name, keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
     similar = pending_similar.result() if pending_similar is not None else {}
     names = reads.name_chunks(
@@ -125,7 +139,16 @@ def graph_rank(
     if pending_dense is not None:
         dense = pending_dense.result()
     dense_hits = (dense or [])[:PPR_PASSAGE_SEEDS]
-    ring = list(dict.fromkeys([*(c for c, _ in dense_hits), *(c for k in [*seeds, *similar] for c in names[k][0])]))
+    text_hits = pending_text.result() if pending_text is not None else []
+    ring = list(
+        dict.fromkeys(
+            [
+                *(c for c, _ in dense_hits),
+                *(c for c, _ in text_hits),
+                *(c for k in [*seeds, *similar] for c in names[k][0]),
+            ]
+        )
+    )
     pending_texts = search_pool().submit(reads.chunks, ring)  # overlaps the mentions read
     pending_facts = (
         search_pool().submit(fact_seeds, store_name, chunk_ids=ring, vector=vector, embedder=embedder)
@@ -182,7 +205,7 @@ def graph_rank(
             (node("n:" + key), node("n:" + other), SYNONYM_EDGE * similarity)
             for key, other, similarity in subgraph_synonyms(store_name, linked)
         )
-    for cid, _ in dense_hits:
+    for cid, _ in [*dense_hits, *text_hits]:
         node("c:" + cid)
     reset = np.zeros(len(nodes))
     written_names = set(name_spans(question)) if SEED_NAME_BOOST != 1.0 else set()
@@ -216,6 +239,12 @@ def graph_rank(
     similar_mass = sum(similar_weight.values()) or 1.0
     for key, weight in similar_weight.items():
         reset[node("n:" + key)] += similar_share * weight / similar_mass
+    if text_hits:  # the full-text hits take PPR_TEXT_SHARE, the rest keeps its proportions
+        reset *= 1.0 - PPR_TEXT_SHARE
+        text_weight = text_weights(text_hits)
+        text_mass = sum(text_weight.values()) or 1.0
+        for cid, weight in text_weight.items():
+            reset[nodes["c:" + cid]] += PPR_TEXT_SHARE * weight / text_mass
     rank = personalized_pagerank(len(nodes), edges, reset, damping=PPR_DAMPING)
     passage_rank = degree_normalised(rank, edges, power=PPR_DEGREE_NORM) if PPR_DEGREE_NORM > 0 else rank
     for key, index in nodes.items():
@@ -253,6 +282,15 @@ def passage_weights(hits: list[tuple[str, float]]) -> dict[str, float]:
         return {cid: max(score, 0.0) for cid, score in hits}
     best = max(score for _, score in hits)
     return {cid: math.exp((score - best) / PPR_PASSAGE_TEMPERATURE) for cid, score in hits}
+
+
+def text_weights(hits: list[tuple[str, float]]) -> dict[str, float]:
+    """Reset weight of each full-text hit (chunk id -> weight): exp((score / best - 1) / PPR_PASSAGE_TEMPERATURE),
+    a softmax over the BM25 scores as a share of the best (BM25 has no fixed scale), so the best hit weighs 1."""
+    best = max((score for _, score in hits), default=0.0)
+    if best <= 0:
+        return {}
+    return {cid: math.exp((score / best - 1.0) / PPR_PASSAGE_TEMPERATURE) for cid, score in hits if score > 0}
 
 
 def dense_fused(scores: dict[str, float], dense: list[str], *, weight: float) -> dict[str, float]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +45,7 @@ class SubgraphReads(Protocol):
     def mention_names(self, chunk_ids: Sequence[str]) -> list[tuple[str, str]]: ...
     def titles(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]: ...
     def spans(self, chunk_id: str, text: str) -> list[str]: ...
+    def texts(self) -> Callable[[Sequence[str]], dict[str, str]] | None: ...
 
 
 @dataclass
@@ -70,6 +71,9 @@ class StoreReads:
 
     def spans(self, chunk_id: str, text: str) -> list[str]:
         return name_spans(text)
+
+    def texts(self) -> Callable[[Sequence[str]], dict[str, str]] | None:
+        return None  # the full-text read reads them itself
 
 
 @dataclass
@@ -106,6 +110,10 @@ class SubgraphIndex:
 
     def titles(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         return {cid: (row["document_id"] or "", row["title"]) for cid in chunk_ids if (row := self.rows.get(cid))}
+
+    def texts(self) -> Callable[[Sequence[str]], dict[str, str]] | None:
+        """Chunk ids -> their texts, from memory (the full-text read's rescoring then reads no text)."""
+        return lambda chunk_ids: {cid: row["text"] for cid in chunk_ids if (row := self.rows.get(cid))}
 
     def spans(self, chunk_id: str, text: str) -> list[str]:
         spans = self.written.get(chunk_id)

@@ -117,6 +117,14 @@ PPR_DEGREE_NORM = 0.0
 # linked names are only common words ("the race", "May") leans on the walk; the dense retriever's order holds.
 # Off: 0.5 and 1 lost HotpotQA validation 92.5 -> 80.0 and MuSiQue dev and validation on 20 questions.
 GRAPH_DENSE_FUSION = 0.0
+# Full-text passage seeds (graph_mode.text_weights): the PPR_TEXT_SEEDS best BM25 passages of the question join the
+# subgraph and take PPR_TEXT_SHARE of the reset mass (the rest keeps its proportions), each by a softmax of its score
+# as a share of the best at PPR_PASSAGE_TEMPERATURE (0: off). A question describes a hop in words that are no name
+# ("over 60 million casualties", "filling armed forces vacancies"): the walk starts there too, as hybrid search does.
+# 0.1 on 50 questions a set, same graphs: dev 2Wiki 99.0 = 99.0, HotpotQA 87.0 -> 89.0, MuSiQue 75.3 -> 75.8;
+# validation HotpotQA 93.0 = 93.0, MuSiQue 75.7 -> 79.8 (bench/results/retrieval-experiments.md).
+PPR_TEXT_SEEDS = 5
+PPR_TEXT_SHARE = 0.1
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 

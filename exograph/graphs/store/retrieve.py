@@ -3,9 +3,10 @@ vectors), entity linking, the typed walk, the PPR subgraph."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from exograph.graphs.store import cjk
@@ -21,6 +22,7 @@ TEXT_CANDIDATES = 300  # chunks rescored per query, drawn from the rarest query 
 TERM_POSTINGS = 400  # chunk ids read per query term
 
 
+@functools.lru_cache(maxsize=65_536)  # a pure function of the word; a query stems the words of ~200 passages
 def _stem(word: str) -> str:
     """A light English suffix strip, so "rangers"/"ranger" and "founded"/"found" count as one term."""
     for suffix in ("'s", "ings", "ing", "edly", "ed", "es", "s"):
@@ -29,11 +31,18 @@ def _stem(word: str) -> str:
     return word
 
 
-def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[tuple[str, float]]:
+def store_chunk_text_hits(
+    store_name: str,
+    *,
+    text_query: str,
+    k: int,
+    chunk_texts: Callable[[Sequence[str]], dict[str, str]] | None = None,
+) -> list[tuple[str, float]]:
     """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found), ranked by
     BM25: (chunk id, score). The index finds each term's chunks (and how many there are); the rarest
     terms' chunks are rescored here, because the index's own scorer hardly weighs how rare a word is
-    (a passage repeating "Texas" beat the one naming the film the question asks about)."""
+    (a passage repeating "Texas" beat the one naming the film the question asks about). chunk_texts: where the
+    caller already holds the chunks' texts (graph mode's in-memory index), chunk ids -> text instead of a read."""
     terms = [t for t in dict.fromkeys(text_query.split("|")) if t]
     if not terms:
         return []
@@ -53,13 +62,19 @@ def store_chunk_text_hits(store_name: str, *, text_query: str, k: int) -> list[t
         candidates.extend(c for c in postings[term][1] if c not in candidates)
         if len(candidates) >= TEXT_CANDIDATES:
             break
-    texts = ro_query(
-        store_name,
-        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id, c.text",
-        {"ids": candidates[: TEXT_CANDIDATES * 2]},
-    )
+    if chunk_texts is not None:
+        texts = list(chunk_texts(candidates[: TEXT_CANDIDATES * 2]).items())
+    else:
+        texts = [
+            (r[0], r[1])
+            for r in ro_query(
+                store_name,
+                "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id, c.text",
+                {"ids": candidates[: TEXT_CANDIDATES * 2]},
+            )
+        ]
     idf = {_stem(t): math.log(1.0 + (n_chunks - df + 0.5) / (df + 0.5)) for t, (df, _) in postings.items() if df > 0}
-    docs = [(r[0], _bm25_words(r[1] or "")) for r in texts]
+    docs = [(chunk_id, _bm25_words(text or "")) for chunk_id, text in texts]
     average = sum(len(words) for _, words in docs) / max(1, len(docs)) or 1.0
     scored: list[tuple[str, float]] = []
     for chunk_id, words in docs:
@@ -100,16 +115,20 @@ def store_chunk_phrase_counts(store_name: str, keys: Sequence[str], *, cap: int)
     return {key: counts.get(i, 0) for i, key in enumerate(order)}
 
 
-def _bm25_words(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4_096)  # a pure function of the text; a query rescores ~200 passages, mostly seen before
+def _bm25_words(text: str) -> tuple[str, ...]:
     """The text's stemmed words, plus the bigrams of its CJK runs (a query's CJK terms are bigrams: see
     store/cjk.py, since CJK has no spaces to split words by)."""
+    folded = text.casefold()
+    if not cjk.has_cjk(folded):  # most text: one scan for CJK instead of one per word
+        return tuple(_stem(word) for word in _WORD.findall(folded))
     words: list[str] = []
-    for word in _WORD.findall(text.casefold()):
+    for word in _WORD.findall(folded):
         words.append(_stem(word))
         if cjk.has_cjk(word):
             for run in cjk.cjk_runs(word):
                 words.extend(cjk.bigrams(run))
-    return words
+    return tuple(words)
 
 
 def store_chunk_vector_hits(
