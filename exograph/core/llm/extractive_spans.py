@@ -189,15 +189,22 @@ def _candidates(
             ]
         for order, span in enumerate(spans):
             words = [w for w in _NAME_WORD.findall(span.casefold()) if w not in _STOP] or [span.casefold()]
-            if all(_stem(w) in asked for w in words):
-                continue
+            # "Texas Tech University" for "the Texas Tech Raiders represented what university": a name of the asked
+            # noun the question never writes, whatever words it shares with the question
+            unwritten = bool(noun) and _stem(words[-1]) == noun and span.casefold() not in question.casefold()
+            if all(_stem(w) in asked for w in words) and not unwritten:
+                continue  # the question's own name
             if any(len(n) > 1 and n[0] == words[0] and n[-1] == words[-1] for n in named):
                 continue  # "Giuseppe Edoardo Arimondi" for the question's "Giuseppe Arimondi": its subject, not an answer
             if any(len(n) == 1 and len(words) > 1 and words[-1] == n[0] for n in named) and kind != "place":
                 continue  # "Sami Koivu" for the question's "Koivu": whom it asks about
             if any(1 < len(n) < len(words) and words[-len(n) :] == n for n in named):
                 continue  # "Valdmora Maritime Museum" for the question's "Maritime Museum": the thing asked about
-            if any(_stem(w) in asked for w in words) and all(_stem(w) in asked or w in _GENERIC for w in words):
+            if (
+                any(_stem(w) in asked for w in words)
+                and all(_stem(w) in asked or w in _GENERIC for w in words)
+                and not unwritten
+            ):
                 continue  # "River Tavy" for "the mouth of the Tavy": the question's own name with a common noun
             if (
                 kind not in ("number", "date")
