@@ -120,8 +120,8 @@ def _bm25_words(text: str) -> tuple[str, ...]:
     """The text's stemmed words, plus the bigrams of its CJK runs (a query's CJK terms are bigrams: see
     store/cjk.py, since CJK has no spaces to split words by)."""
     folded = text.casefold()
-    if not cjk.has_cjk(folded):  # most text: one scan for CJK instead of one per word
-        return tuple(_stem(word) for word in _WORD.findall(folded))
+    if folded.isascii() or not cjk.has_cjk(folded):  # most text: one check for CJK instead of one per word
+        return tuple(map(_stem, _WORD.findall(folded)))
     words: list[str] = []
     for word in _WORD.findall(folded):
         words.append(_stem(word))
