@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from exograph.core.llm.extractive_asked import _answer_type, asked_noun
+from exograph.core.llm.extractive_asked import _answer_type, _singular, asked_noun
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
 from exograph.core.llm.extractive_link import _says_the_link, another_subject
 from exograph.core.llm.extractive_overview import asks_overview, overview_sentences
@@ -271,9 +271,11 @@ def extract_answer(
     typed_by: dict[str, int] = {}  # each candidate's type evidence (_candidates)
     typing = entity_types is not None  # without the NER, nothing said of a candidate's type is no evidence
     either = _either(question, ranked) if " or " in question and kind not in ("number", "manner") else None
+    # "What country do Hatton Hill and Hatton Castle have in common?": what the passages of both say, not a chain
+    shared = compared_names(question)[:2] if _IN_COMMON.search(question) else []
     chain = (
         _follow_chain(question, sentences, kind, ranked, fill if entity_types else None, typed_by=typed_by)
-        if kind not in ("yesno", "manner") and either is None
+        if kind not in ("yesno", "manner") and either is None and len(shared) < 2
         else None
     )
     if either is not None:
@@ -306,6 +308,11 @@ def extract_answer(
             )
             # "The deal is expected to close in June" for "When does the exhibition close?": another thing's answer
             spans = [span for span in spans if not another_subject(question, span[2].text, evidence_text)]
+            if len(shared) == 2:
+                sides = [
+                    " ".join(s.text for s in statements if _found(name, f"{s.source} {s.text}")) for name in shared
+                ]
+                spans = [span for span in spans if all(_found(span[1], side) for side in sides)] or spans
             if spans:
                 short, where = spans[0][1], spans[0][2]
                 fit = spans[0][0]
@@ -317,6 +324,10 @@ def extract_answer(
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
     short = _common_name(short, sentences, kind) if short else short
+    if short and kind == "place" and "," in short:
+        # "Angus, Scotland" for "what country": the country is the place's last part
+        if _singular(asked_noun(question)) in _WIDEST:
+            short = short.rsplit(",", 1)[1].strip() or short
     if short and _FULL_NAME.search(question):
         # "the full name of the disease": SARS written out, as the evidence writes it
         short = next((w for s in sentences if (w := spelled(short, s.text))), short)
@@ -427,6 +438,8 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     )
 
 
+_WIDEST = frozenset("country nation state".split())  # what a "town, region, country" place names last
+_IN_COMMON = re.compile(r"\b(?:have|has|had)\s+in\s+common\b|\bin\s+common\b.*\?", re.IGNORECASE)
 # "What is the full name of ...?": an acronym is answered written out
 _FULL_NAME = re.compile(r"\b(?:full|complete|unabbreviated)\s+(?:name|title|form)\b", re.IGNORECASE)
 # A question's pronoun: "Which magazine gave it an award?" asks about the notes' subject.
