@@ -34,8 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from exograph.core.llm.extractive_asked import _answer_type, _singular, asked_noun
+from exograph.core.llm.extractive_asked import _answer_type, asked_noun
 from exograph.core.llm.extractive_chains import _either, _follow_chain, _yes_no, compared_names
+from exograph.core.llm.extractive_kinds import as_asked
 from exograph.core.llm.extractive_link import _says_the_link, another_subject
 from exograph.core.llm.extractive_overview import asks_overview, overview_sentences
 from exograph.core.llm.extractive_parts import two_parts
@@ -323,14 +324,7 @@ def extract_answer(
                 # "When was the foundation set up?" over notes that give no date: the documents don't say, whatever
                 # else the best sentences say about the foundation
                 return Extracted(text=_refusal(question, statements, ranked), answered=False, relevance=relevance)
-    short = _common_name(short, sentences, kind) if short else short
-    if short and kind == "place" and "," in short:
-        # "Angus, Scotland" for "what country": the country is the place's last part
-        if _singular(asked_noun(question)) in _WIDEST:
-            short = short.rsplit(",", 1)[1].strip() or short
-    if short and _FULL_NAME.search(question):
-        # "the full name of the disease": SARS written out, as the evidence writes it
-        short = next((w for s in sentences if (w := spelled(short, s.text))), short)
+    short = as_asked(short, question, kind, [s.text for s in sentences]) if short else short
     year = (
         re.search(r"\b(1\d{3}|20\d{2})\b", short) if kind == "date" and re.search(r"\byear\b", question, re.I) else None
     )
@@ -438,10 +432,7 @@ def _joined(first: Extracted, second: Extracted, asked: str) -> Extracted:
     )
 
 
-_WIDEST = frozenset("country nation state".split())  # what a "town, region, country" place names last
 _IN_COMMON = re.compile(r"\b(?:have|has|had)\s+in\s+common\b|\bin\s+common\b.*\?", re.IGNORECASE)
-# "What is the full name of ...?": an acronym is answered written out
-_FULL_NAME = re.compile(r"\b(?:full|complete|unabbreviated)\s+(?:name|title|form)\b", re.IGNORECASE)
 # A question's pronoun: "Which magazine gave it an award?" asks about the notes' subject.
 _PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b", re.IGNORECASE)
 # A title before a person's name is no part of the answer: "Professor Alan Briggs" -> "Alan Briggs"
@@ -469,21 +460,6 @@ def _passage(statements: Sequence[Statement], n: int, short: str) -> str:
     held = [s for s in statements if s.n == n or _found(short, s.text)]
     titles = dict.fromkeys(title_text(s.source) for s in held if s.source)
     return " ".join([*(s.text for s in held), *titles])
-
-
-def _common_name(name: str, sentences: list[_Sentence], kind: str) -> str:
-    """A person's name as the evidence most often writes it: "Larnelle Harris" for "Larnelle Steward Harris" when
-    another sentence names them so (a reference work's first sentence gives the full birth name)."""
-    words = name.split()
-    if kind == "person" and len(words) == 1 and name[:1].isupper():
-        # "The premiere was conducted by Vane himself": the person another sentence names in full ("Herbert Vane")
-        full = {m.group(0) for s in sentences for m in re.finditer(rf"\b[A-Z][\w'’-]+\s+{re.escape(name)}\b", s.text)}
-        return next(iter(full)) if len(full) == 1 else name
-    if kind not in ("person", "name") or len(words) < 3:
-        return name
-    pattern = re.compile(rf"\b{re.escape(words[0])}\s+(?:[A-Z]\.\s+)?{re.escape(words[-1])}\b")
-    found = [m.group(0) for s in sentences if (m := pattern.search(s.text))]
-    return max(sorted(set(found)), key=found.count) if found else name
 
 
 def evidence_relevance(

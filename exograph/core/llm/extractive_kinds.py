@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 
-from exograph.core.llm.extractive_asked import _NOUN_TYPES, _PERSON_NOUNS, head_noun
+from exograph.core.llm.extractive_asked import _NOUN_TYPES, _PERSON_NOUNS, _singular, asked_noun, head_noun
 from exograph.core.llm.extractive_figures import _FREQUENCY
 from exograph.core.llm.extractive_roles import _common_places, role_phrases
-from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, _stem, names_in
+from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, _stem, names_in, spelled
 
 # The types a kind of answer takes; a span the NER types otherwise is not of that kind.
 _KIND_TYPES = {
@@ -105,3 +106,35 @@ def _apposed(sentence: str, span: str, noun: str) -> bool:
     # waterfall in Scotland": a waterfall)
     words = list(itertools.takewhile(lambda w: w not in _APPOSITION_END, match.group(1).casefold().split()))[:4]
     return _stem(noun) in {_stem(w) for w in words}
+
+
+_WIDEST = frozenset("country nation state".split())  # what a "town, region, country" place names last
+# "What is the full name of ...?": an acronym is answered written out
+_FULL_NAME = re.compile(r"\b(?:full|complete|unabbreviated)\s+(?:name|title|form)\b", re.IGNORECASE)
+
+
+def as_asked(short: str, question: str, kind: str, sentences: Sequence[str]) -> str:
+    """The short answer in the form the question asks for: a person as the evidence most often names them
+    (_common_name), the country of a "town, region, country" place for "what country" ("Angus, Scotland" ->
+    Scotland), an acronym written out for "the full name of" ("SARS" -> "severe acute respiratory syndrome")."""
+    short = _common_name(short, sentences, kind)
+    if kind == "place" and "," in short and _singular(asked_noun(question)) in _WIDEST:
+        short = short.rsplit(",", 1)[1].strip() or short
+    if _FULL_NAME.search(question):
+        short = next((w for s in sentences if (w := spelled(short, s))), short)
+    return short
+
+
+def _common_name(name: str, sentences: Sequence[str], kind: str) -> str:
+    """A person's name as the evidence most often writes it: "Larnelle Harris" for "Larnelle Steward Harris" when
+    another sentence names them so (a reference work's first sentence gives the full birth name)."""
+    words = name.split()
+    if kind == "person" and len(words) == 1 and name[:1].isupper():
+        # "The premiere was conducted by Vane himself": the person another sentence names in full ("Herbert Vane")
+        full = {m.group(0) for s in sentences for m in re.finditer(rf"\b[A-Z][\w'’-]+\s+{re.escape(name)}\b", s)}
+        return next(iter(full)) if len(full) == 1 else name
+    if kind not in ("person", "name") or len(words) < 3:
+        return name
+    pattern = re.compile(rf"\b{re.escape(words[0])}\s+(?:[A-Z]\.\s+)?{re.escape(words[-1])}\b")
+    found = [m.group(0) for s in sentences if (m := pattern.search(s))]
+    return max(sorted(set(found)), key=found.count) if found else name
