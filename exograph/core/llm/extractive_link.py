@@ -49,7 +49,38 @@ WORDS_ENOUGH = 0.75
 # "Who is Northwind's auditor?", "Who was the treasurer of the club?": the role a who-question asks for
 _ROLE_ASKED = re.compile(
     r"\s*(?i:who)\s+(?:is|was|are|were)\s+(?:(?:the|a|an)\s+|[\w'’.-]+(?:\s+[\w'’.-]+){0,3}['’]s\s+)([a-z]+)\b"
+    r"(?:\s+(?!(?:of|at|for|in|on|to|with|from|and|or|by)\b)([a-z]+)\b)?"
 )
+# "How much is a two-day ticket?", "a 3-bedroom flat": a count written into a compound is a figure the question names
+_COUNTED = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)-([a-z]+)\b", re.IGNORECASE
+)
+_NUMBER_WORDS = {
+    word: str(n)
+    for n, word in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), start=1)
+}
+
+
+def _counts_said(question: str, passage: str) -> bool:
+    """Every count the question writes into a compound ("a two-day ticket") is in the passage, in digits or words,
+    hyphenated or not ("2-day", "two days")."""
+    for count, noun in _COUNTED.findall(question):
+        number = _NUMBER_WORDS.get(count.casefold(), count)
+        spelled = next((w for w, n in _NUMBER_WORDS.items() if n == number), number)
+        said = rf"\b(?:{re.escape(number)}|{spelled})[\s-]+([a-z]+)"
+        if not any(_stem(m.group(1)) == _stem(noun) for m in re.finditer(said, passage, re.IGNORECASE)):
+            return False
+    return True
+
+
+def _role_said(role: re.Match[str], passage: str) -> bool:
+    """The role a who-question asks for is in the passage: its one word (unless a relation family's, checked
+    elsewhere), or its two words' last ("the chief executive": executive), or an acronym of them ("CEO")."""
+    first, second = role.group(1), role.group(2)
+    if not second:
+        return bool(family_words(first)) or _found(first, passage)
+    initials = (first[0] + second[0]).upper()
+    return _found(second, passage) or re.search(rf"\b{initials}[A-Z]?\b", passage) is not None
 
 
 # "When does the exhibition close?": the thing the question asks about, by its common noun (written in lower case: a
@@ -132,8 +163,10 @@ def _says_the_link(
         if similarity is not None and nameless_meaning(question, where.text, similarity) < NAMELESS_MEANING:
             return False  # "Who wove the tapestry?" over a sentence meaning it only by the tapestry's name
     role = _ROLE_ASKED.match(question)
-    if role and not family_words(role.group(1)) and not _found(role.group(1), passage):
+    if role and not _role_said(role, passage):
         return False  # "Who is Northwind's auditor?" over a passage that names no auditor: not its chief executive
+    if not _counts_said(question, passage):
+        return False  # "How much is a two-day ticket?" over "A day ticket costs 180 pounds"
     if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
         return False  # (a life's span says the birth or death asked, whatever occupation the sentence names)
     return not (wanted and not wanted <= family_stems(said) | life_families(said) and where.meaning < LINK_MEANING)
