@@ -129,14 +129,15 @@ def test_the_index_reads_what_the_store_reads_in_its_order(alice, write_doc) -> 
     assert index.titles(chunk_ids) == store.store_chunk_titles(graph.store_name, chunk_ids)
     rows = store.store_chunks(graph.store_name, chunk_ids)
     assert {cid: row["text"] for cid, row in index.chunks(chunk_ids).items()} == {c: r["text"] for c, r in rows.items()}
-    # Graph mode's full-text seeds rescore with the index's texts: the same hits as the store's own read.
-    held = index.texts()
+    # Graph mode's full-text seeds rescore with the index's words (stemmed at load): the same hits as the store's read.
+    held = index.words()
     assert held is not None
+    assert index.stemmed == {cid: store.bm25_words(row["text"]) for cid, row in index.rows.items()}  # all, at load
     query = store.fulltext_query("Which letter did the abbey send to the mill? A postscript")
     hits = store.store_chunk_text_hits(graph.store_name, text_query=query, k=6)
     assert len(hits) == 6
-    assert store.store_chunk_text_hits(graph.store_name, text_query=query, k=6, chunk_texts=held) == hits
-    assert subgraph_index.StoreReads(graph.store_name).texts() is None  # it reads them itself
+    assert store.store_chunk_text_hits(graph.store_name, text_query=query, k=6, chunk_words=held) == hits
+    assert subgraph_index.StoreReads(graph.store_name).words() is None  # it reads them itself
 
 
 @pytest.mark.django_db

@@ -98,13 +98,13 @@ def graph_rank(
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
     reads = subgraph_reads(store_name)
-    pending_text = (  # the top full-text (BM25) passages, read beside the names (their texts from the index)
+    pending_text = (  # the top full-text (BM25) passages, read beside the names (their words from the index)
         search_pool().submit(
             store.store_chunk_text_hits,
             store_name,
             text_query=store.fulltext_query(question),
             k=PPR_TEXT_SEEDS,
-            chunk_texts=reads.texts(),
+            chunk_words=reads.words(),
         )
         if PPR_TEXT_SHARE > 0 and PPR_TEXT_SEEDS > 0
         else None

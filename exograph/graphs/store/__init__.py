@@ -60,6 +60,7 @@ from exograph.graphs.store.reads import (  # noqa: F401
     store_search_vector_lists,
 )
 from exograph.graphs.store.retrieve import (  # noqa: F401
+    bm25_words,
     store_alias_names,
     store_chunk_facts,
     store_chunk_mention_names,

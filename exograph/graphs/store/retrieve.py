@@ -36,13 +36,14 @@ def store_chunk_text_hits(
     *,
     text_query: str,
     k: int,
-    chunk_texts: Callable[[Sequence[str]], dict[str, str]] | None = None,
+    chunk_words: Callable[[Sequence[str]], dict[str, tuple[str, ...]]] | None = None,
 ) -> list[tuple[str, float]]:
     """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found), ranked by
     BM25: (chunk id, score). The index finds each term's chunks (and how many there are); the rarest
     terms' chunks are rescored here, because the index's own scorer hardly weighs how rare a word is
-    (a passage repeating "Texas" beat the one naming the film the question asks about). chunk_texts: where the
-    caller already holds the chunks' texts (graph mode's in-memory index), chunk ids -> text instead of a read."""
+    (a passage repeating "Texas" beat the one naming the film the question asks about). chunk_words: where the
+    caller already holds the chunks' words (graph mode's in-memory index, bm25_words of each text, stemmed when it
+    loads), chunk ids -> words instead of a read of their texts."""
     terms = [t for t in dict.fromkeys(text_query.split("|")) if t]
     if not terms:
         return []
@@ -62,11 +63,11 @@ def store_chunk_text_hits(
         candidates.extend(c for c in postings[term][1] if c not in candidates)
         if len(candidates) >= TEXT_CANDIDATES:
             break
-    if chunk_texts is not None:
-        texts = list(chunk_texts(candidates[: TEXT_CANDIDATES * 2]).items())
+    if chunk_words is not None:
+        docs = list(chunk_words(candidates[: TEXT_CANDIDATES * 2]).items())
     else:
-        texts = [
-            (r[0], r[1])
+        docs = [
+            (r[0], _bm25_words(r[1] or ""))
             for r in ro_query(
                 store_name,
                 "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id, c.text",
@@ -74,7 +75,6 @@ def store_chunk_text_hits(
             )
         ]
     idf = {_stem(t): math.log(1.0 + (n_chunks - df + 0.5) / (df + 0.5)) for t, (df, _) in postings.items() if df > 0}
-    docs = [(chunk_id, _bm25_words(text or "")) for chunk_id, text in texts]
     average = sum(len(words) for _, words in docs) / max(1, len(docs)) or 1.0
     scored: list[tuple[str, float]] = []
     for chunk_id, words in docs:
@@ -115,8 +115,7 @@ def store_chunk_phrase_counts(store_name: str, keys: Sequence[str], *, cap: int)
     return {key: counts.get(i, 0) for i, key in enumerate(order)}
 
 
-@functools.lru_cache(maxsize=4_096)  # a pure function of the text; a query rescores ~200 passages, mostly seen before
-def _bm25_words(text: str) -> tuple[str, ...]:
+def bm25_words(text: str) -> tuple[str, ...]:
     """The text's stemmed words, plus the bigrams of its CJK runs (a query's CJK terms are bigrams: see
     store/cjk.py, since CJK has no spaces to split words by)."""
     folded = text.casefold()
@@ -129,6 +128,10 @@ def _bm25_words(text: str) -> tuple[str, ...]:
             for run in cjk.cjk_runs(word):
                 words.extend(cjk.bigrams(run))
     return tuple(words)
+
+
+# A query rescores ~200 passages, mostly seen before (graph mode's in-memory index holds its own: subgraph_index.py).
+_bm25_words = functools.lru_cache(maxsize=4_096)(bm25_words)
 
 
 def store_chunk_vector_hits(
