@@ -55,6 +55,7 @@ from exograph.core.llm.extractive_text import (
     Similarity,
     _family_match,
     _found,
+    _named,
     _phrasal,
     _question_keys,
     _Sentence,
@@ -167,7 +168,7 @@ def relevance_of(question: str, ranked: list[_Sentence], evidence_text: str) -> 
         return 0.0
     keys = _question_keys(question)
     if keys:
-        covered = sum(1 for key in keys if _found(key, evidence_text) or _written_out(key, evidence_text)) / len(keys)
+        covered = sum(1 for key in keys if _named(key, evidence_text) or _written_out(key, evidence_text)) / len(keys)
         if covered < NAME_COVERAGE_MIN:
             return 0.0
     return round(ranked[0].score, 3)

@@ -270,6 +270,17 @@ def _found(name: str, text: str) -> bool:
     return (bool(words) and all(_stem(w) in have for w in words)) or _spelled_out(name, text)
 
 
+def _named(key: str, text: str) -> bool:
+    """The question's name is in text; a one-word name ("Brand", the play) only where text writes it with a capital
+    (text writing only "a beer brand" does not name it)."""
+    if not _found(key, text):
+        return False
+    if " " in key or not key[:1].isupper() or len(key) < 2:
+        return True
+    bare = re.sub(r"['’]s?$", "", key)  # "Noor's job": Noor; "the Harriers' vests": Harriers
+    return re.search(rf"\b{re.escape(bare[0])}(?i:{re.escape(bare[1:])})", text) is not None
+
+
 _ACRONYM = re.compile(r"[A-Z]{2,6}")
 
 
