@@ -158,7 +158,7 @@ def _offsets(text: str, part: str) -> Iterator[int]:
 
 
 def _words_written(text: str, word: str, *, plural: bool = False) -> int:
-    """How many times the text writes the word as a word of its own (or its plural in "s" when `plural`), counted
+    r"""How many times the text writes the word as a word of its own (or its plural in "s" when `plural`), counted
     left to right without overlapping, as re.findall counts (?<![\w-])word(?:s)?(?![\w-])."""
     count = 0
     at = text.find(word)
