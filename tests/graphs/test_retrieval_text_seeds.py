@@ -21,6 +21,14 @@ def test_text_weights_are_a_softmax_of_the_score_as_a_share_of_the_best() -> Non
     assert graph_mode.text_weights([]) == {}
 
 
+def test_text_weights_without_a_temperature_are_each_score_over_the_top_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from exograph.graphs.retrieval import graph_mode
+
+    monkeypatch.setattr(graph_mode, "PPR_PASSAGE_TEMPERATURE", 0.0)  # the dense seeds' "raw cosine" setting
+    weights = graph_mode.text_weights([("lead", 8.0), ("half", 4.0), ("zero", 0.0)])
+    assert weights == {"lead": pytest.approx(1.0), "half": pytest.approx(0.5)}
+
+
 @pytest.mark.django_db
 def test_a_passage_written_in_the_questions_words_joins_the_walk_without_naming_its_subject(  # type: ignore[no-untyped-def]
     alice, write_doc, monkeypatch
