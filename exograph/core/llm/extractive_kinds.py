@@ -57,6 +57,10 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     )
     if kind == "nationality":
         return [name for name in names if _NATIONALITY.match(name)]
+    # "Picric acid is an organic compound": the subject is the name with its common noun
+    subject = re.match(r"([A-Z][\w-]*)\s+([a-z][a-z-]+)\s+(?:is|was|are|were)\s+(?:an?|the)\b", sentence)
+    if kind == "name" and subject is not None and subject.group(1) in names:
+        names = [subject.group(0).rsplit(" ", 2)[0] if n == subject.group(1) else n for n in names]
     if kind == "person":
         names = [name for name in names if not _NATIONALITY.match(name)]
     if kind == "place":
