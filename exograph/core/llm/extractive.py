@@ -440,7 +440,7 @@ _PRONOUN_ASKED = re.compile(r"\b(?:it|its|he|she|his|her|him|they|their|them)\b"
 _HONORIFIC = re.compile(
     r"(?:professor|prof\.?|dr\.?|mr\.?|mrs\.?|ms\.?|mx\.?|sir|dame|rev\.?|reverend|captain|capt\.?|colonel|col\.?|"
     r"general|gen\.?|admiral|major|lieutenant|lt\.?|commander|sergeant|sgt\.?|(?:field\s+)?marshal|councillor|"
-    r"cllr\.?|alderman)\s+",
+    r"cllr\.?|alderman|(?:(?:united\s+states|u\.s\.|us|former)\s+)?(?:president|senator|governor|mayor|judge))\s+",
     re.IGNORECASE,
 )
 
