@@ -48,7 +48,7 @@ WORDS_ENOUGH = 0.75
 
 # "Who is Northwind's auditor?", "Who was the treasurer of the club?": the role a who-question asks for
 _ROLE_ASKED = re.compile(
-    r"\s*(?i:who)\s+(?:is|was|are|were)\s+(?:(?:the|a|an)\s+|[\w'’.-]+(?:\s+[\w'’.-]+){0,3}['’]s\s+)([a-z]+)\b"
+    r"\s*(?i:who)\s+(?:is|was|are|were)\s+(?:[\w'’.-]+(?:\s+[\w'’.-]+){0,3}['’]s\s+|(?:the|a|an)\s+)([a-z]+)\b"
     r"(?:\s+(?!(?:of|at|for|in|on|to|with|from|and|or|by)\b)([a-z]+)\b)?"
 )
 # "How much is a two-day ticket?", "a 3-bedroom flat": a count written into a compound is a figure the question names
@@ -71,6 +71,24 @@ def _counts_said(question: str, passage: str) -> bool:
         if not any(_stem(m.group(1)) == _stem(noun) for m in re.finditer(said, passage, re.IGNORECASE)):
             return False
     return True
+
+
+# "How many league titles have they won?": a count of a thing the question names by two words
+_COUNTED_PAIR = re.compile(r"\bhow\s+many\s+([a-z-]+)\s+([a-z-]+s)\b", re.IGNORECASE)
+
+
+def _other_count(question: str, sentence: str) -> bool:
+    """The sentence counts another thing of the one the question names ("24 league goals" for "how many league
+    titles"): it writes the first word of the question's pair but not its counted noun."""
+    pair = _COUNTED_PAIR.search(question)
+    if pair is None or pair.group(2).casefold() in _AUXILIARY_S or pair.group(1).casefold() in _NOT_NAMING:
+        return False  # ("how many other teachers": "other" names no thing)
+    stems = _stems(sentence)
+    return _stem(pair.group(1)) in stems and _stem(pair.group(2)) not in stems
+
+
+_AUXILIARY_S = frozenset("is was has does".split())
+_NOT_NAMING = frozenset("other more different new additional extra separate such few".split())
 
 
 def _role_said(role: re.Match[str], passage: str) -> bool:
@@ -165,6 +183,8 @@ def _says_the_link(
     role = _ROLE_ASKED.match(question)
     if role and not _role_said(role, passage):
         return False  # "Who is Northwind's auditor?" over a passage that names no auditor: not its chief executive
+    if _other_count(question, resolved(where.text, where.about)):
+        return False  # "How many league titles have they won?" over "... scored 24 league goals"
     if not _counts_said(question, passage):
         return False  # "How much is a two-day ticket?" over "A day ticket costs 180 pounds"
     if says_another_relation(wanted, wanted, said) and not wanted & life_families(said):
