@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_referents import resolved
-from exograph.core.llm.extractive_roles import action_verb, doer_verb
+from exograph.core.llm.extractive_roles import _AUXILIARY, action_verb, doer_verb
 from exograph.core.llm.extractive_text import (
     _OPENERS,
     _WORD,
@@ -81,13 +81,12 @@ def _other_count(question: str, sentence: str) -> bool:
     """The sentence counts another thing of the one the question names ("24 league goals" for "how many league
     titles"): it writes the first word of the question's pair but not its counted noun."""
     pair = _COUNTED_PAIR.search(question)
-    if pair is None or pair.group(2).casefold() in _AUXILIARY_S or pair.group(1).casefold() in _NOT_NAMING:
+    if pair is None or pair.group(2).casefold() in _AUXILIARY or pair.group(1).casefold() in _NOT_NAMING:
         return False  # ("how many other teachers": "other" names no thing)
     stems = _stems(sentence)
     return _stem(pair.group(1)) in stems and _stem(pair.group(2)) not in stems
 
 
-_AUXILIARY_S = frozenset("is was has does".split())
 _NOT_NAMING = frozenset("other more different new additional extra separate such few".split())
 
 
