@@ -285,15 +285,10 @@ def passage_weights(hits: list[tuple[str, float]]) -> dict[str, float]:
 
 
 def text_weights(hits: list[tuple[str, float]]) -> dict[str, float]:
-    """Reset weight of each full-text hit (chunk id -> weight): exp((score / best - 1) / PPR_PASSAGE_TEMPERATURE),
-    a softmax over the BM25 scores as a share of the best (BM25 has no fixed scale), so the best hit weighs 1; with
-    PPR_PASSAGE_TEMPERATURE 0, that share itself (as the dense hits weigh their raw cosine then)."""
+    """Reset weight of each full-text hit (chunk id -> weight): passage_weights over the BM25 scores as a share of
+    the best (BM25 has no fixed scale), so the best hit weighs 1."""
     best = max((score for _, score in hits), default=0.0)
-    if best <= 0:
-        return {}
-    if PPR_PASSAGE_TEMPERATURE <= 0:
-        return {cid: score / best for cid, score in hits if score > 0}
-    return {cid: math.exp((score / best - 1.0) / PPR_PASSAGE_TEMPERATURE) for cid, score in hits if score > 0}
+    return passage_weights([(cid, score / best) for cid, score in hits if score > 0]) if best > 0 else {}
 
 
 def dense_fused(scores: dict[str, float], dense: list[str], *, weight: float) -> dict[str, float]:
