@@ -6,8 +6,20 @@ after the question's verb, a name that is the thing asked about, and a place nam
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from exograph.core.llm.extractive_text import _IRREGULAR, _OWN, _SELL, _STOP, FAMILY_STEMS, _phrasal, _stem
+from exograph.core.llm.extractive_text import (
+    _IRREGULAR,
+    _OWN,
+    _SELL,
+    _STOP,
+    FAMILY_STEMS,
+    _all_stems,
+    _phrasal,
+    _Sentence,
+    _stem,
+    family_stems,
+)
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
 
@@ -96,6 +108,9 @@ def role_owner(sentence: str, span: str, about: str) -> str | None:
     return about if pronoun is not None and about else None
 
 
+_LISTED_NAME = r"[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*"
+
+
 def _agent(sentence: str, span: str, verb: str) -> bool:
     """The sentence names span as the doer of the question's verb: in the passive ("were built by Tarvik Works",
     "designed by the engineer X") or by the role the verb's family names ("its managing director is X")."""
@@ -111,6 +126,12 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
         rf"\b{name}\s+[a-z][\w-]*\s+[A-Z]", sentence
     ):
         return True  # (not "by the Antwerp firm Vulcan Ovens": Antwerp says where the firm is)
+    # "written by David Diamond and David Weissman": each name of the list after "by" is a doer
+    listed = re.finditer(
+        rf"\b([\w-]+)\s+by\s+(?:(?:{_LISTED_NAME}(?:,\s+|,?\s+and\s+))+{name}\b|{name},?\s+and\s+[A-Z])", sentence
+    )
+    if any(_kin(m.group(1), verb) for m in listed):
+        return True
     # "Lina drew the shop's logo": the name before the verb does it
     if any(
         _kin(m.group(1), verb)
@@ -180,16 +201,26 @@ def _converse_subject(sentence: str, span: str, verb: str) -> bool:
 
 
 _AUXILIARY = frozenset("did does do has have had will would was were is are".split())
+# "Who was the screenwriter of X?": the role a who-question asks for
+_WHO_ROLE = re.compile(
+    r"\s*who\s+(?:is|was|are|were)\s+(?:the|a|an|its|their|his|her)\s+([a-z][a-z-]*)\s+(?:of|for|on|behind)\b"
+)
+
+
+def who_role(question: str) -> str:
+    """The role noun of "Who was the screenwriter of X?" (lower case, singular as written), or ""."""
+    match = _WHO_ROLE.match(question.casefold())
+    return match.group(1).split("-")[-1] if match else ""
 
 
 def doer_verb(question: str) -> str:
     """The verb whose doer a who-question asks for: "Who sold the lighthouse?" -> "sold"; "Who did the trust buy it
     from?" asks for the one who sold it ("sold"), "Who did they sell it to?" for the one who bought it ("bought")."""
-    m = re.match(r"\s*(?:who|whom)\s+([a-z]+)\b", question, re.IGNORECASE)
+    m = re.match(r"\s*(?:who|whom)\s+([a-z]+(?:-[a-z]+)?)\b", question, re.IGNORECASE)  # "who co-wrote it"
     if m is None:
         return ""
     verb = m.group(1).casefold()
-    said = re.match(r"\s*(?:who|whom)\s+([a-z]+)\b", _phrasal(question))
+    said = re.match(r"\s*(?:who|whom)\s+([a-z]+(?:-[a-z]+)?)\b", _phrasal(question))
     if said is not None and said.group(1) != verb:
         return said.group(1)  # "who set the café up": founded; "who put it up": built
     if verb not in _AUXILIARY:
@@ -372,3 +403,17 @@ def date_end(question: str, sentence: str, span: str) -> int:
         else:
             return 0
     return 1 if said_end == ends else -1
+
+
+def _named_elsewhere(word: str, sentences: Sequence[_Sentence]) -> bool:
+    """Whether the evidence writes word as a name where no sentence start capitalises it, and never in lower case:
+    "Tomasz owns the migration" over "Attendees: Rosa Lindqvist, Tomasz Wierzbicki" (a first name the NER missed),
+    not "Minutes of the council" over "the minutes were read"."""
+    within = re.compile(rf"[\w,;:)]\s+{re.escape(word)}\b")
+    lower = re.compile(rf"\b{re.escape(word.casefold())}\b")
+    return any(within.search(s.text) for s in sentences) and not any(lower.search(s.text) for s in sentences)
+
+
+def _says_verb(sentence: str, verb: str, family: set[int]) -> bool:
+    """The sentence says the question's verb: in any form ("conducted" for "conduct"), or its relation family."""
+    return _stem(verb) in _all_stems(sentence) or bool(family & family_stems(sentence))

@@ -45,15 +45,18 @@ from exograph.core.llm.extractive_roles import (
     _converse_doer,
     _converse_subject,
     _does_itself,
+    _named_elsewhere,
     _object_of,
     _objects,
     _predicates,
+    _says_verb,
     _titled,
     _undergoes,
     closing_verb,
     date_end,
     doer_verb,
     role_owner,
+    who_role,
 )
 from exograph.core.llm.extractive_text import (
     _DATE,
@@ -70,7 +73,6 @@ from exograph.core.llm.extractive_text import (
     _nearness,
     _Sentence,
     _stem,
-    family_stems,
     family_words,
     names_in,
 )
@@ -150,6 +152,9 @@ def _candidates(
     near_words |= {stem for index in family_words(question) for stem in FAMILY_STEMS[index]}
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
+    # "Which screenwriter worked on it?": the asked noun names an act ("written by X") whatever the question's verb
+    act = (described or who_role(question)) if kind == "person" else ""
+    role_act = act if act and family_words(act) else ""
     whose = _ROLE_OF.match(question) if kind == "person" else None
     closing = closing_verb(question) if kind not in ("date", "number") else ""
     # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
@@ -415,6 +420,8 @@ def _candidates(
                     bonus -= ROLE_REVERSED
             elif who_verb:
                 agent = _agent(sentence.text, span, who_verb)  # "a single supplier for motors, Kessel Drives"
+            if not agent and role_act:
+                agent = _agent(sentence.text, span, role_act)  # "written by X" for "which screenwriter ..."
             if agent:
                 bonus += AGENT
                 if fits < 0:  # the sentence says it is the doer: the NER's type for it ("a place") was wrong
@@ -437,20 +444,6 @@ def _candidates(
         for rank, sentence in enumerate(deeper, start=CANDIDATE_SENTENCES):
             read(rank, sentence, True)
     return sorted(found.values(), key=lambda t: -t[0])
-
-
-def _named_elsewhere(word: str, sentences: Sequence[_Sentence]) -> bool:
-    """Whether the evidence writes word as a name where no sentence start capitalises it, and never in lower case:
-    "Tomasz owns the migration" over "Attendees: Rosa Lindqvist, Tomasz Wierzbicki" (a first name the NER missed),
-    not "Minutes of the council" over "the minutes were read"."""
-    within = re.compile(rf"[\w,;:)]\s+{re.escape(word)}\b")
-    lower = re.compile(rf"\b{re.escape(word.casefold())}\b")
-    return any(within.search(s.text) for s in sentences) and not any(lower.search(s.text) for s in sentences)
-
-
-def _says_verb(sentence: str, verb: str, family: set[int]) -> bool:
-    """The sentence says the question's verb: in any form ("conducted" for "conduct"), or its relation family."""
-    return _stem(verb) in _all_stems(sentence) or bool(family & family_stems(sentence))
 
 
 def _subjects(sentence: str, noun: str) -> list[str]:
