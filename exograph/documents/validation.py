@@ -194,28 +194,29 @@ def upload_path_read(path: Path) -> bytes:
 
 def file_type_detect(data: bytes, filename: str) -> DocumentType:
     """The type decided by the bytes; it must agree with the extension."""
-    by_extension = EXTENSIONS[Path(filename).suffix.lower()]
-    if by_extension in (DocumentType.TEXT, DocumentType.MARKDOWN):
-        text_decode(data)
-        return by_extension
+    suffix = Path(filename).suffix.lower()
+    by_extension = EXTENSIONS[suffix]
     head = data[:1024]
+    by_bytes: DocumentType | None = None
     if head.lstrip(b"\x00\t\r\n ").startswith(PDF_MAGIC) or PDF_MAGIC in head:
-        by_bytes: DocumentType | None = DocumentType.PDF
+        by_bytes = DocumentType.PDF
     elif data.startswith(ZIP_MAGIC):
         by_bytes = DocumentType.DOCX
-    elif data.startswith(OLE2_MAGIC):
-        if by_extension == DocumentType.DOCX:
-            raise ValidationError(
-                "This DOCX is password-protected (encrypted Office container).",
-                code="encrypted_document",
-                hint="Open it in Word, remove the password (File → Info → Protect Document), save and upload again.",
-            )
-        by_bytes = None
-    else:
-        by_bytes = None
+    if by_extension in (DocumentType.TEXT, DocumentType.MARKDOWN):
+        # A PDF or Word file saved under .txt is a wrong name to its owner, not "binary bytes in a text file".
+        if by_bytes == DocumentType.PDF or (by_bytes == DocumentType.DOCX and b"word/" in data):
+            raise _extension_mismatch(by_bytes=by_bytes, suffix=suffix)
+        text_decode(data)
+        return by_extension
+    if by_bytes is None and data.startswith(OLE2_MAGIC) and by_extension == DocumentType.DOCX:
+        raise ValidationError(
+            "This DOCX is password-protected (encrypted Office container).",
+            code="encrypted_document",
+            hint="Open it in Word, remove the password (File → Info → Protect Document), save and upload again.",
+        )
     if by_bytes is None and _plain_text(data):
         raise ValidationError(
-            f"The file's content is plain text but its name ends in .{by_extension.value}.",
+            f"The file's content is plain text but its name ends in {suffix}.",
             code="extension_mismatch",
             hint="Rename the file to end in .txt (or .md for Markdown) and upload it again; text is priced per "
             f"{settings.DOCUMENTS_TEXT_CHARS_PER_UNIT:,} characters.",
@@ -227,12 +228,16 @@ def file_type_detect(data: bytes, filename: str) -> DocumentType:
             hint="Upload a PDF or a Word .docx file; save .doc, .odt or images as PDF first.",
         )
     if by_bytes != by_extension:
-        raise ValidationError(
-            f"The file's content is {by_bytes.label} but its name ends in .{by_extension.value}.",
-            code="extension_mismatch",
-            hint=f"Rename the file to end in .{by_bytes.value}, or upload the right file.",
-        )
+        raise _extension_mismatch(by_bytes=by_bytes, suffix=suffix)
     return by_bytes
+
+
+def _extension_mismatch(*, by_bytes: DocumentType, suffix: str) -> ValidationError:
+    return ValidationError(
+        f"The file's content is {by_bytes.label} but its name ends in {suffix}.",
+        code="extension_mismatch",
+        hint=f"Rename the file to end in .{by_bytes.value}, or upload the right file.",
+    )
 
 
 def _plain_text(data: bytes) -> bool:

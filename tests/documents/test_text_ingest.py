@@ -93,7 +93,10 @@ def test_multipart_txt_and_base64_md_files_are_text_documents(alice_client, fund
             {"file_content_base64": base64.b64encode(b"\x00\x01\x02binary" * 50).decode(), "filename": "a.txt"},
             "binary_text_file",
         ),
-        ({"file_content_base64": base64.b64encode(b"%PDF-1.4 fake").decode(), "filename": "a.md"}, "binary_text_file"),
+        (
+            {"file_content_base64": base64.b64encode(b"%PDF-1.4 fake").decode(), "filename": "a.md"},
+            "extension_mismatch",
+        ),
         (
             {
                 "file_content_base64": base64.b64encode("caf\u00e9 cr\u00e8me".encode("latin-1")).decode(),

@@ -96,6 +96,23 @@ def test_wrong_extension_is_refused_naming_the_right_one():
     assert caught.value.code == "extension_mismatch"
 
 
+@pytest.mark.parametrize(
+    ("fixture", "name", "kind", "right"),
+    [
+        ("pdf/sf_pdflatex-4-pages.pdf", "paper.txt", "PDF", ".pdf"),
+        ("docx/pd_test.docx", "letter.md", "DOCX", ".docx"),
+        ("docx/pd_test.docx", "letter.txt", "DOCX", ".docx"),
+    ],
+)
+def test_a_document_under_a_text_extension_is_told_its_own_extension(fixture, name, kind, right):
+    # A PDF saved as .txt is not "binary bytes in a text file" to its owner: it is a PDF with the wrong name.
+    with pytest.raises(ValidationError) as caught:
+        upload_validate(filename=name, data=fixture_bytes(fixture))
+    assert caught.value.code == "extension_mismatch"
+    assert kind in caught.value.message and f".{name.rsplit('.', 1)[1]}" in caught.value.message
+    assert f"end in {right}" in caught.value.hint
+
+
 @pytest.mark.parametrize("name", ["minutes.pdf", "minutes.docx"])
 def test_plain_text_under_a_document_extension_is_told_to_be_renamed_txt(name):
     notes = b"Minutes of the harbour trust, 3 March.\nThe trust will repaint the lighthouse in June.\n"
