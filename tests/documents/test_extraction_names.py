@@ -38,6 +38,14 @@ class C:
         ("Okafor 2019-04-02", "Okafor"),  # a date after a name
         ("Notice 2019-41", "Notice 2019-41"),  # a numbered notice is no date
         ("Runs Steps Runs/Step Gain", None),  # a header row written with slashes
+        ("Mohammad R. Haghighat$", "Mohammad R. Haghighat"),  # a dollar sign as the author's footnote mark
+        ("Idris Kamara$, Lena Ortiz", "Idris Kamara"),
+        ("Ke$ha", "Ke$ha"),  # ... not inside a name
+        ("Tern roadmap 2011 - http://tern-users.org/lists/2011- 02/msg00051.html", "Tern roadmap 2011"),  # a URL
+        ("www.harbourtrust.org/minutes", None),
+        ("Array // test whether primes is an array", "Array"),  # a code comment after a word of code
+        ("Queue //", "Queue"),
+        ("AC/DC", "AC/DC"),  # one slash is part of a name
     ],
 )
 def test_a_span_s_text_is_tidied_into_the_name_it_stands_for(raw: str, tidy: str | None) -> None:

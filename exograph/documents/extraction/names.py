@@ -3,7 +3,9 @@ span's text (`name_tidy`) and to the resolved entities of a document (`extractio
 
 `name_tidy`, on the text of one span (PDF layout glues headings, running heads and table cells to names):
   * a footnote mark after a word ends the name ("Brendan Eich∗" -> "Brendan Eich", "Michael Franz+ Mozilla" ->
-    "Michael Franz");
+    "Michael Franz", "Mohammad R. Haghighat$" -> "Mohammad R. Haghighat");
+  * a web address or a code comment ends it ("LuaJIT roadmap 2008 - http://…" -> "LuaJIT roadmap 2008", "Array //
+    test whether …" -> "Array");
   * a date written after a name is not part of it ("Miers 2005-10-20" -> "Miers");
   * a running page head before a name is not part of it ("Page 8 Copyright Office" -> "Copyright Office");
   * a capitalised "The" inside a name starts a new one: the words before it are a heading ("INTRODUCTION The
@@ -45,7 +47,10 @@ from collections.abc import Iterator, Sequence
 from exograph.documents.extraction.people import person_shown, person_words
 from exograph.documents.extraction.types import Entity, Extraction
 
-_FOOTNOTE = re.compile(r"(?<=\w)[∗*†‡§¶+]+(?:\s.*)?$")
+_FOOTNOTE = re.compile(r"(?<=\w)[∗*†‡§¶+$]+(?:[,;]?\s.*)?$")
+# A web address ends a name, with the dash or colon before it ("LuaJIT roadmap 2008 - http://lua-users.org/…"), and
+# so does a code comment ("Array // test whether primes is an array"): reference lists and code listings in papers.
+_URL_OR_COMMENT = re.compile(r"(?:^|\s+)(?:[-–—:]\s*)?(?:(?:https?://|www\.)\S*|//(?:\s.*)?)(?:\s.*)?$", re.DOTALL)
 _ISO_DATE_AFTER = re.compile(r"(?<=[A-Za-z])\s+\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])$")
 _PAGE_HEAD = re.compile(r"^Page\s+\d+\s+(?=[A-Z])")
 _INNER_THE = re.compile(r"(?<=\S)\s+(?=The\s+[A-Z])")
@@ -93,6 +98,7 @@ def _repeats(words: Sequence[str]) -> bool:
 
 def name_tidy(name: str) -> str | None:
     """The name a span's text stands for, None when it stands for none (module docstring)."""
+    name = _URL_OR_COMMENT.sub("", name).strip()
     name = _FOOTNOTE.sub("", name).strip()
     name = _PAGE_HEAD.sub("", name)
     name = _ISO_DATE_AFTER.sub("", name)
