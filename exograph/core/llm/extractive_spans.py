@@ -361,6 +361,8 @@ def _candidates(
                 continue  # "how much does it cost": not "two" of "two million users"
             if money and (span[:1] in "$£€¥" or unit in _MONEY):
                 bonus += UNIT_MATCH  # "what was revenue": "$4.2 million", not the "12%" it rose by
+            elif money and not unit and re.search(rf"[A-Z][\w-]*\s+{re.escape(span)}\b", sentence.text):
+                continue  # "Tallowdb 4.0 was released": a version after a name, never a price
             elif money and (unit in _UNITS or span.endswith("%")):
                 continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
             elif dimension and unit in _TIMES:
