@@ -288,7 +288,11 @@ class ResearchExportApi(APIView):
     content_negotiation_class = _IgnoreFormatNegotiation
 
     class ResearchExportSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=["md", "docx"], default="md")
+        format = serializers.ChoiceField(
+            choices=["md", "docx"],
+            default="md",
+            error_messages={"invalid_choice": "must be 'md' or 'docx'; got \"{input}\"."},
+        )
 
     @extend_schema(
         operation_id="research_export",

@@ -240,5 +240,7 @@ def test_status_list_and_cancel_and_charlie_sees_nothing(alice_client, charlie_c
     again = alice_client.post(f"{URL}{ids[0]}/cancel/")
     assert again.status_code == 409 and again.json()["error"]["code"] == "research_finished"
     assert alice_client.get(f"{URL}{ids[1]}/export/?format=md").status_code == 409
-    assert alice_client.get(f"{URL}{ids[1]}/export/?format=pdf").status_code == 400
+    bad_format = alice_client.get(f"{URL}{ids[1]}/export/?format=pdf")
+    assert bad_format.status_code == 400
+    assert "'md' or 'docx'" in bad_format.json()["error"]["message"]  # names the formats it takes
     assert ResearchSession.objects.get(id=ids[1]).status == ResearchStatus.PENDING
