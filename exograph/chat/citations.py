@@ -166,20 +166,30 @@ class CitationRenumbering:
     """Renumber a turn's evidence from `start` in order of first citation while the answer streams, so the
     streamed text carries the numbers the stored answer will (numbers not in `own`, an earlier turn's,
     stay). `feed` returns what can be sent now (a marker cut between two pieces is held back until it
-    closes); `finish` returns the rest. Feeding a whole answer gives the same numbers as streaming it."""
+    closes); `finish` returns the rest. Feeding a whole answer gives the same numbers as streaming it. An item
+    in `fixed` (an earlier turn cited it: exograph/chat/numbering.py) keeps the number it maps to."""
 
-    def __init__(self, *, own: Iterable[int], start: int) -> None:
+    def __init__(self, *, own: Iterable[int], start: int, fixed: Mapping[int, int] | None = None) -> None:
         self.own = set(own)
+        self.fixed = dict(fixed or {})
         self.mapping: dict[int, int] = {}
         self._next = start
         self._pending = ""
+
+    @property
+    def next_number(self) -> int:
+        """The number the next new citation would take."""
+        return self._next
 
     def _rewrite(self, match: re.Match[str]) -> str:
         numbers = [int(n) for n in match.group(1).split(",")]
         for n in numbers:
             if n in self.own and n not in self.mapping:
-                self.mapping[n] = self._next
-                self._next += 1
+                if n in self.fixed:
+                    self.mapping[n] = self.fixed[n]
+                else:
+                    self.mapping[n] = self._next
+                    self._next += 1
         return "[" + ", ".join(str(self.mapping.get(n, n)) for n in numbers) + "]"
 
     def feed(self, piece: str) -> str:

@@ -19,7 +19,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 
 from billing.prices import chat_action
 from billing.services import credit_balance, credits_refund, earnings_record
@@ -30,6 +29,7 @@ from exograph.chat.evidence import ENGINES, EvidenceSet, evidence_retrieve
 from exograph.chat.followup import EARLIER_TURNS_MAX, follow_up_context
 from exograph.chat.generation import TokenSink, _generate
 from exograph.chat.models import ChatMessage, ChatRole, ChatSession
+from exograph.chat.numbering import numbers_release, numbers_reserve, prior_cited, prior_numbers, renumber
 from exograph.chat.selectors import chat_message_list, chat_session_get_for_user
 from exograph.chat.tokens import token_count
 from exograph.core.errors import ExoGraphError, NotFound, ValidationError
@@ -238,36 +238,10 @@ def _history(*, session: ChatSession | None, budget: int) -> list[dict[str, str]
     return turns
 
 
-def _prior_evidence(session: ChatSession | None) -> dict[int, dict[str, Any]]:
-    if session is None:
-        return {}
-    prior: dict[int, dict[str, Any]] = {}
-    for message in chat_message_list(session=session).filter(role=ChatRole.ASSISTANT):
-        for item in message.evidence or []:
-            prior[int(item["n"])] = item
-    return prior
-
-
 def _renumber(answer: str, items: list[dict[str, Any]], start: int) -> tuple[str, list[dict[str, Any]]]:
-    """This turn's items renumbered from start in order of first citation (the uncited after them, in the
-    order the model saw them), and the answer's markers rewritten to match, as they were streamed
-    (CitationRenumbering). Numbers of earlier turns stay."""
-    renumbering = CitationRenumbering(own=(int(item["n"]) for item in items), start=start)
-    text = renumbering.whole(answer)
-    order = list(renumbering.mapping)
-    order.extend(int(item["n"]) for item in items if int(item["n"]) not in renumbering.mapping)
-    by_n = {int(item["n"]): item for item in items}
-    return text, [{**by_n[old], "n": start + index} for index, old in enumerate(order)]
-
-
-def _reserve_numbers(session: ChatSession | None, count: int) -> int:
-    """The first evidence number for `count` new items, unique within the session (atomic bump)."""
-    if session is None:
-        return 1
-    with transaction.atomic():
-        ChatSession.objects.filter(pk=session.pk).update(next_evidence_number=F("next_evidence_number") + count)
-        session.refresh_from_db(fields=["next_evidence_number"])
-    return session.next_evidence_number - count
+    """This turn's items renumbered from start in order of first citation (exograph/chat/numbering.py)."""
+    text, renumbered, _used = renumber(answer, items, start)
+    return text, renumbered
 
 
 def chat_message_send(
@@ -332,13 +306,15 @@ def _send(
 ) -> dict[str, Any]:
     stream.status("retrieving")
     found = _evidence_for(actor=actor, plan=plan)
-    start = _reserve_numbers(plan.session, len(found.items))
+    prior = prior_cited(plan.session)
+    start = numbers_reserve(plan.session, len(found.items))
     items = [{"n": start + i, **item} for i, item in enumerate(found.items)]
+    fixed = prior_numbers(items, prior)  # a passage an earlier turn cited keeps its number
     history = _history(session=plan.session, budget=min(settings.CHAT_HISTORY_TOKENS, context_tokens_for(plan.model)))
     stream.status("generating")
     # The text streams with the numbers the stored answer gets (1..n in order of first citation), not the
     # retrieval's: a client never sees [3] streamed and [2] in chat.done for the same item.
-    streamed = CitationRenumbering(own=(int(item["n"]) for item in items), start=start)
+    streamed = CitationRenumbering(own=(int(item["n"]) for item in items), start=start, fixed=fixed)
 
     def renumbered(piece: str) -> None:
         if out := streamed.feed(piece):
@@ -348,8 +324,8 @@ def _send(
     if tail := streamed.finish():
         sink(tail)
     stream.flush()
-    text, items = _renumber(generated["text"], items, start)
-    known = {**_prior_evidence(plan.session), **{item["n"]: item for item in items}}
+    text, items, used = renumber(generated["text"], items, start, fixed)
+    known = {**prior, **{item["n"]: item for item in items}}
     check = citations_check(answer=text, evidence={n: str(item["text"]) for n, item in known.items()})
     # Grounded means the cited evidence answers the question, not only that the words were copied from it:
     # an answer the evidence does not cover (relevance below RELEVANCE_MIN) is not grounded and scores 0.
@@ -391,10 +367,12 @@ def _send(
                 reasoning_engine=plan.engine,
                 graph_scope=plan.scope,
                 graph_id=plan.graph_id,
-                next_evidence_number=len(items) + 1,
+                next_evidence_number=start + used,
             )
-        elif not session.title:
-            session.title = title_from(plan.message)
+        else:
+            numbers_release(session, start=start, reserved=len(items), used=used)
+            if not session.title:
+                session.title = title_from(plan.message)
         ChatMessage.objects.create(session=session, role=ChatRole.USER, content=plan.message)
         answer = ChatMessage.objects.create(
             id=message_id,

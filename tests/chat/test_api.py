@@ -72,18 +72,29 @@ def test_message_without_session_creates_one_titled_from_it_and_cites_evidence(a
     assert [m.role for m in session.messages.all()] == ["user", "assistant"]
 
 
-def test_evidence_numbers_are_unique_within_the_session(alice, alice_client, alice_graph, fund):  # type: ignore[no-untyped-def]
-    fund(alice, 10)
-    first = alice_client.post(
-        MESSAGES, {"message": "What protects qubits?", "reasoning_engine": "rag"}, format="json"
-    ).json()
-    second = alice_client.post(
-        MESSAGES, {"message": "What does quantum computing use?", "session_id": first["session_id"]}, format="json"
-    ).json()
-    first_numbers = {i["n"] for m in ChatMessage.objects.filter(id=first["message_id"]) for i in m.evidence}
-    second_numbers = {i["n"] for m in ChatMessage.objects.filter(id=second["message_id"]) for i in m.evidence}
-    assert first_numbers and second_numbers and not first_numbers & second_numbers
-    assert min(second_numbers) > max(first_numbers)
+def test_a_session_numbers_its_citations_1_to_n_across_turns(alice, alice_client, alice_graph, fund):  # type: ignore[no-untyped-def]
+    # A reader of the session sees one list: a passage cited again keeps its number, and a new one takes the number
+    # after the last cited, not after everything the earlier turns were handed ([1], then [1], then [2]; not [1],
+    # [3], [5]).
+    fund(alice, 20)
+
+    def ask(message: str, session_id: str | None = None) -> dict:  # type: ignore[type-arg]
+        body = {"message": message, "reasoning_engine": "rag"} | ({"session_id": session_id} if session_id else {})
+        response = alice_client.post(MESSAGES, body, format="json")
+        assert response.status_code == 201, response.json()
+        return response.json()  # type: ignore[no-any-return]
+
+    first = ask("What protects qubits from noise?")
+    again = ask("What protects qubits from decoherence?", first["session_id"])
+    new = ask("Which algorithm does quantum computing run?", first["session_id"])
+    assert [(e["n"], e["text"]) for e in first["evidence"]] == [(1, QUANTUM_TEXTS[1])], first["answer"]
+    assert [(e["n"], e["text"]) for e in again["evidence"]] == [(1, QUANTUM_TEXTS[1])], again["answer"]
+    assert "[1]" in again["answer"]
+    assert [(e["n"], e["text"]) for e in new["evidence"]] == [(2, QUANTUM_TEXTS[0])], new["answer"]
+    assert "[2]" in new["answer"] and "[3]" not in new["answer"]
+    # What the session shows: every turn's cited numbers point at the item the turn cited.
+    shown = alice_client.get(f"{SESSIONS}{first['session_id']}/").json()["messages"]
+    assert [[e["n"] for e in m["evidence"]] for m in shown if m["role"] == "assistant"] == [[1], [1], [2]]
 
 
 def test_answer_says_plainly_when_the_graphs_do_not_hold_it(alice, alice_client, alice_graph, fund):  # type: ignore[no-untyped-def]

@@ -73,3 +73,11 @@ def test_a_streamed_answer_carries_the_numbers_of_the_whole_answer_even_when_a_m
         streamed == "Acme Corp [5][6]: Acme acquired Pico [6, 5], which makes the BL-9 [5]. Earlier [2]. Odd [x] and [9"
     )
     assert streaming.mapping == whole.mapping == {7: 5, 5: 6}
+
+
+def test_an_item_an_earlier_turn_cited_keeps_its_number_and_takes_none_of_the_new_ones() -> None:
+    # 6 is the passage the session already shows as [2]: it streams as [2], and the new items go on from 5.
+    streaming = CitationRenumbering(own=[5, 6, 7], start=5, fixed={6: 2})
+    streamed = streaming.feed("Oslo [7") + streaming.feed("]. The ferry [6, 5].") + streaming.finish()
+    assert streamed == "Oslo [5]. The ferry [2, 6]."
+    assert streaming.next_number == 7  # two new numbers taken: 5 and 6
