@@ -25,6 +25,8 @@ from typing import Any
 from django.conf import settings
 
 from exograph.core.llm.extractive import RELEVANCE_MIN, Similarity, Statement, evidence_relevance, extract_answer
+from exograph.core.llm.extractive_referents import passage_lead, pronoun_referents, resolved
+from exograph.core.llm.extractive_text import whole_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +152,20 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _out_of_context(sentence: str, source: SourceDigest | None) -> str:
+    """The finding as read in a list, away from its passage: an opening pronoun names what it stands for there ("It
+    was designed by X" -> "Skerryvore Lighthouse was designed by X"); other sentences as written."""
+    if source is None:
+        return sentence
+    for part in source.text[:20_000].split("\n"):
+        sentences = whole_sentences(part)
+        at = next((i for i, s in enumerate(sentences) if _norm(s) == _norm(sentence)), None)
+        if at:  # found, and not the passage's first sentence (which names its own subject or has no earlier one)
+            lead = passage_lead(sentences, source.title, source.text[:20_000])
+            return resolved(sentence, pronoun_referents(sentences[: at + 1], lead)[at])
+    return sentence
+
+
 def _whole(sentence: str) -> bool:
     """A finding is a whole sentence: it ends in . ! or ? (before closing quotes or brackets), never a heading
     line such as a note's title ('Glenmore Dam Survey - field notes')."""
@@ -167,6 +183,7 @@ def _extractive(
     limit = int(settings.RESEARCH_FINDINGS_MAX[model])
     synthesis = Synthesis()
     statements = _statements(sources)
+    by_number = {source.number: source for source in sources}
     seen: set[str] = set()
     per_question = max(1, limit // max(1, len(sub_questions)))
     for question in sub_questions or [topic]:
@@ -189,9 +206,8 @@ def _extractive(
             added += 1
             # One statement, cited by every source that states it.
             numbers = sorted({s.number for s in sources if key in _norm(s.text)} | {n})
-            synthesis.findings.append(
-                {"text": sentence[:FINDING_CHARS], "citations": numbers, "sub_question": question}
-            )
+            text = _out_of_context(sentence, by_number.get(n))
+            synthesis.findings.append({"text": text[:FINDING_CHARS], "citations": numbers, "sub_question": question})
         # Answered by whole sentences already listed (under an earlier sub-question) or past the findings' cap is
         # still answered: only a sub-question with no whole sentence for it is one the sources do not answer.
         if not added and not listed:

@@ -83,6 +83,24 @@ def test_a_notes_heading_line_is_never_a_finding(settings) -> None:
     assert all(f["text"][-1] in ".!?" for f in synthesis.findings), synthesis.findings  # whole sentences only
 
 
+def test_a_finding_that_opens_with_a_pronoun_names_what_it_stands_for(settings) -> None:
+    # A finding is read out of its passage: "It was designed by ..." says nothing in a list of findings.
+    settings.RESEARCH_PROVIDER = "extractive"
+    note = SourceDigest(
+        number=1,
+        kind="local",
+        title="beacons.md",
+        text="Beacons of Loch Linnhe\n\nCorran Point Light stands on a headland north of Ardgour. "
+        "It was designed by Thomas Murdoch and first lit in 1860.",
+    )
+    topic = "who designed the Corran Point Light"
+    synthesis = research_synthesise(topic=topic, model="snap", sources=[note], facts=[], sub_questions=[topic])
+    texts = [f["text"] for f in synthesis.findings]
+    assert "Corran Point Light was designed by Thomas Murdoch and first lit in 1860." in texts, texts
+    assert not any(t.startswith("It ") for t in texts), texts
+    assert all(f["citations"] == [1] for f in synthesis.findings)
+
+
 def test_the_read_test_takes_a_source_about_the_topic_in_other_words_and_leaves_one_that_is_not() -> None:
     title, text, _url = QUANTUM[0]
     topic = "How do surface codes shield qubits against noise?"
