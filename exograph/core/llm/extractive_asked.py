@@ -25,7 +25,7 @@ _PERSON_NOUNS = frozenset(
     "sister wife husband".split()
 )
 _NOT_NOUN = frozenset(
-    "is was are were be been did does do has have had can could will would should may might in of on at "
+    "is was are were be been did does do has have had can could will would should may might must shall in of on at "
     "from by for that who which whom whose with to and or as than into about during after before under "
     "between among across".split()
 )
@@ -59,7 +59,7 @@ _MONEY_NOUNS = (
 _NUMBER_NOUNS = frozenset(
     f"population number amount total count capacity attendance height length weight width depth distance torque "
     f"dimension size volume "
-    f"voltage temperature duration latency throughput speed recall precision accuracy {_MONEY_NOUNS}".split()
+    f"voltage temperature pressure duration latency throughput speed recall precision accuracy {_MONEY_NOUNS}".split()
 )
 
 
@@ -235,7 +235,7 @@ def asked_verb(question: str) -> tuple[str, list[str]] | None:
 
 # "What are the dimensions of the tapestry?": a measure asked by its noun is answered with its unit, as "how long" is
 _MEASURE_NOUNS = frozenset(
-    "height length weight width depth distance dimension size volume temperature duration".split()
+    "height length weight width depth distance dimension size volume temperature pressure duration".split()
 )
 
 

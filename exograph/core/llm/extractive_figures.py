@@ -155,3 +155,20 @@ def bound_asked(question: str, sentence: str, span: str) -> int:
         return 0
     before = _AT_MOST if most else _AT_LEAST
     return int(re.search(rf"\b{before}\s+[$£€¥]?{re.escape(span.lstrip('$£€¥'))}", sentence, re.I) is not None)
+
+
+# "7 Tanner Street", "12 Harbour Road": a number before a street's name is where, never how many
+_STREET = r"(?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Place|Square|Drive|Close|Crescent|Terrace|Row|Walk|Hill|Parade)"
+
+
+def _no_figure(sentence: str, span: str) -> bool:
+    """span is no count or sum in sentence: a day of the month ("opened on 3 May 1998", "born August 30, 1930"), a
+    number written with a leading zero (a phone number or a code: "ring 01225 830 211"), or a house number ("7 Tanner
+    Street")."""
+    name = re.escape(span)
+    return bool(
+        re.search(rf"(?<![\d.,]){name}\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\s+{name}\b(?![.\d])", sentence)
+        or re.fullmatch(r"0\d{2,}", span)
+        or re.search(rf"\b0\d{{2,}}(?:\s+\d+)*\s+{name}\b", sentence)  # "830" of "01225 830 211"
+        or re.search(rf"(?<![\d.,]){name}\s+(?:[A-Z][\w'’-]*\s+){{1,2}}{_STREET}\b", sentence)
+    )

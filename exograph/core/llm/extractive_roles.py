@@ -278,15 +278,33 @@ def role_phrases(sentence: str) -> list[str]:
 
 def _predicates(sentence: str, noun: str) -> list[str]:
     """What a sentence says the asked noun is ("Their colours are green and white" -> "green and white" for "what
-    colours"), at most five words; [] when the noun is not the subject of a copula there."""
+    colours"), at most five words, and the values it labels with the noun (_labelled); [] when it says neither."""
     if not noun or len(noun) < 3:
         return []
     word = r"[\w'’&-]+(?:\.\d+)*"  # "Python 3.10": a version's point is no sentence end
     match = re.search(rf"\b{re.escape(noun)}\w*\s+(?:is|are|was|were)\s+(?:now\s+|currently\s+)?((?:{word}\s+){{0,4}}?{word})\s*(?:[.;!?]|,\s|$)",
                       sentence, re.IGNORECASE)  # fmt: skip
     if match is None or match.group(1).split()[0].casefold() in _ARTICLES | {"not", "also", "still"}:
-        return []
-    return [match.group(1)]
+        return _labelled(sentence, noun)
+    return [match.group(1), *_labelled(sentence, noun)]
+
+
+_ORDINAL = (
+    r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|ground|top|lower|upper|"
+    r"\d+(?:st|nd|rd|th))"
+)
+
+
+def _labelled(sentence: str, noun: str) -> list[str]:
+    """The values a sentence labels with the asked noun: a code written after it ("password riverside27", "Wi-Fi
+    network: NDES-Guest", "gate B12"; a word with a digit or a capital after its first letter), and the noun with
+    its ordinal ("on the second floor" -> "second floor" for "which floor")."""
+    noun = re.escape(noun)
+    coded = re.findall(
+        rf"\b(?i:{noun})s?\s*:?\s+([A-Za-z]*\d[\w-]*|[A-Za-z][a-z]*[A-Z][\w-]*|[A-Z]{{2,}}[\w-]*)", sentence
+    )
+    ordinal = re.findall(rf"\b({_ORDINAL}\s+{noun})\b", sentence, re.IGNORECASE)
+    return [*coded, *ordinal]
 
 
 _PHRASE_END = frozenset(

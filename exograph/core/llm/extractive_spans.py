@@ -32,6 +32,7 @@ from exograph.core.llm.extractive_figures import (
     _counts_other,
     _is_sum,
     _move_end,
+    _no_figure,
     bound_asked,
     with_times,
 )
@@ -60,7 +61,6 @@ from exograph.core.llm.extractive_roles import (
 )
 from exograph.core.llm.extractive_text import (
     _DATE,
-    _MONTHS,
     _NAME_WORD,
     _STOP,
     _UNITS,
@@ -233,11 +233,8 @@ def _candidates(
                 and (_type_of(span, types) == "DATE" or _end_of_life(sentence.text, span, {BORN}))
             ):
                 continue  # "set up in 2014" for "how many staff", "(1891-1967)" for "how old": a year is no count or age
-            if kind == "number" and re.search(
-                rf"(?<![\d.,]){re.escape(span)}\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\s+{re.escape(span)}\b(?![.\d])",
-                sentence.text,
-            ):
-                continue  # "opened on 3 May 1998", "born August 30, 1930": a day of the month is no count or sum
+            if kind == "number" and _no_figure(sentence.text, span):
+                continue  # "opened on 3 May 1998", "ring 01225 830 211", "7 Tanner Street": no count or sum
             end_of_life = _end_of_life(sentence.text, span, life) if life else 0
             if end_of_life < 0:
                 continue  # "(1891-1967)": 1891 is not when she died, 1967 not when she was born

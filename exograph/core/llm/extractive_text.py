@@ -56,7 +56,7 @@ _UNITS = frozenset(
     "centuries mm cm m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles foot feet "
     "inch inches yard yards acre acres hectare hectares g kg gram grams kilogram kilograms tonne tonnes ton tons "
     "pound pounds lb lbs ounce ounces litre litres liter liters ml gallon gallons percent % degree degrees mmhg "
-    "bar knots mph nm rpm ah mah kwh kw mw hz khz mhz ghz db gb mb tb ms millisecond milliseconds microsecond "
+    "bar psi kpa hpa atm knots mph nm rpm ah mah kwh kw mw hz khz mhz ghz db gb mb tb ms millisecond milliseconds microsecond "
     "microseconds volt volts watt watts amp amps euro euros dollar dollars yen franc francs crowns kronor rupees pence "
     "cents times".split()
 )
