@@ -67,6 +67,7 @@ def test_a_common_word_made_a_name_once_does_not_seed_like_the_rare_subject(  # 
         return read.passages[f"{abbey}:0"] / read.passages[f"{headline}:0"]
 
     assert graph_mode.SEED_TEXT_FREQUENCY == 1  # on by default
+    monkeypatch.setattr(graph_mode, "SEED_NAME_BOOST", 1.0)  # the counts alone, not how the question writes a name
     counted_by_text = lead()
     monkeypatch.setattr(graph_mode, "SEED_TEXT_FREQUENCY", 0)
     by_extraction_alone = lead()
@@ -113,6 +114,7 @@ def test_a_qualified_name_is_as_common_as_the_bare_name_passages_write(  # type:
         return read.passages[f"{chapel}:0"] / read.passages[f"{album}:0"]
 
     assert graph_mode.SEED_TEXT_BARE == 1  # on by default
+    monkeypatch.setattr(graph_mode, "SEED_NAME_BOOST", 1.0)  # the counts alone, not how the question writes a name
     by_bare_name = lead()
     monkeypatch.setattr(graph_mode, "SEED_TEXT_BARE", 0)
     by_qualified_phrase = lead()

@@ -6,6 +6,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -14,11 +15,13 @@ from exograph.graphs.embeddings import Embedder
 from exograph.graphs.retrieval.facts import fact_seeds
 from exograph.graphs.retrieval.keys import name_spans, question_keys, title_keys
 from exograph.graphs.retrieval.paths import relation_from_row, search_pool
-from exograph.graphs.retrieval.rank import damp_same_source, personalized_pagerank
-from exograph.graphs.retrieval.subgraph_index import alias_names, subgraph_reads
+from exograph.graphs.retrieval.rank import covering_order, damp_same_source, personalized_pagerank
+from exograph.graphs.retrieval.subgraph_index import SubgraphReads, alias_names, subgraph_reads
 from exograph.graphs.retrieval.synonyms import subgraph_synonyms, synonym_names
 from exograph.graphs.retrieval.types import (
     ALIAS_NAMES,
+    COVER_POOL,
+    COVER_WEIGHT,
     ENTITY_VECTOR_MIN,
     ENTITY_VECTOR_NAMES,
     ENTITY_VECTOR_SHARE,
@@ -73,13 +76,16 @@ def graph_rank(
     Nodes are passages and entity *names* (same-named entities of different types are one node); a passage is
     tied to each name it mentions (by extraction, or by writing it: name_spans) with weight 1/log(2 + number of
     passages naming it), so a rare name binds strongly. The reset mass goes to the linked names, each by its
-    specificity (1/passages naming it: tied to it by extraction or writing it, whichever are more), a share
+    specificity (1/passages naming it: tied to it by extraction or writing it, whichever are more; SEED_NAME_BOOST
+    times that for a name the question writes capitalised, so a lowercase phrase that extraction once made a node
+    does not outweigh it), a share
     to the dense hits by similarity, and PPR_TEXT_SHARE to the question's best full-text (BM25) passages, which join
     the subgraph: a hop the question describes in words that are no name is reached without a name leading there. With `vector` (the question's embedding) and ENTITY_VECTOR_NAMES, the names
     whose entity embeddings lie nearest the question take a share too (vector_names): a question that describes
     a thing in other words than its name still seeds it. With `embedder` too and FACT_MATCH, the ends of the
     subgraph's relations whose text best matches the question take FACT_MATCH_SHARE (facts.fact_seeds): a
-    question that describes the link seeds the names it joins."""
+    question that describes the link seeds the names it joins. With COVER_WEIGHT, the first COVER_POOL passages are
+    put in order by the question's words each adds to those before it (rank.covering_order)."""
     store_name = read.graph.store_name
     pending_dense = (  # the top dense passages, read beside the names (None: none given and no vector)
         search_pool().submit(
@@ -98,15 +104,16 @@ def graph_rank(
     # Keys of function words alone ("who", "where was") would link the question to titles like "Where Was I".
     keys = [k for k in question_keys(question) if not all(w in STOPWORDS for w in re.findall(r"\w+", k))]
     reads = subgraph_reads(store_name)
-    pending_text = (  # the top full-text (BM25) passages, read beside the names (their words from the index)
+    text_seeded = PPR_TEXT_SHARE > 0 and PPR_TEXT_SEEDS > 0
+    pending_text = (  # the top full-text (BM25) passages and the question words' idf, read beside the names
         search_pool().submit(
-            store.store_chunk_text_hits,
+            store.store_chunk_text_scored,
             store_name,
             text_query=store.fulltext_query(question),
-            k=PPR_TEXT_SEEDS,
-            chunk_words=reads.words(),
+            k=PPR_TEXT_SEEDS if text_seeded else 0,
+            chunk_words=reads.words(),  # their words from the index
         )
-        if PPR_TEXT_SHARE > 0 and PPR_TEXT_SEEDS > 0
+        if text_seeded or COVER_WEIGHT > 0
         else None
     )
     found = alias_names(reads, store_name, keys, limit=MAX_NGRAM * 4, per_key=ALIAS_NAMES)
@@ -139,7 +146,7 @@ def graph_rank(
     if pending_dense is not None:
         dense = pending_dense.result()
     dense_hits = (dense or [])[:PPR_PASSAGE_SEEDS]
-    text_hits = pending_text.result() if pending_text is not None else []
+    text_hits, term_idf = pending_text.result() if pending_text is not None else ([], {})
     ring = list(
         dict.fromkeys(
             [
@@ -259,6 +266,11 @@ def graph_rank(
     read.passages = damp_same_source(read.passages, titles)
     if GRAPH_DENSE_FUSION > 0:
         read.passages = dense_fused(read.passages, [cid for cid, _ in dense_hits], weight=GRAPH_DENSE_FUSION)
+    if COVER_WEIGHT > 0 and term_idf and read.passages:
+        head = sorted(read.passages, key=lambda cid: (-read.passages[cid], cid))[:COVER_POOL]
+        read.passages = covering_order(
+            read.passages, passage_words(reads, head, texts), term_idf, pool=COVER_POOL, weight=COVER_WEIGHT
+        )
     # Facts: the relations between the entities that carry the most mass (the weaker end bounds a fact's mass),
     # one read instead of a walk: what PPR reached is what the facts may join.
     heavy = sorted(read.entities, key=lambda eid: (-read.entities[eid], eid))[:FACT_ENTITIES]
@@ -271,6 +283,20 @@ def graph_rank(
         if mass > read.facts.get(triple, 0.0):
             read.facts[triple] = mass
             read.fact_relations[triple] = relation
+
+
+def passage_words(
+    reads: SubgraphReads, chunk_ids: list[str], texts: dict[str, dict[str, Any]]
+) -> dict[str, tuple[str, ...]]:
+    """Each passage's BM25 words (store.bm25_words): from the in-memory index, else from the texts already read
+    (the ring's), else read now."""
+    held = reads.words()
+    words = held(chunk_ids) if held is not None else {}
+    missing = [cid for cid in chunk_ids if cid not in words]
+    rows = {cid: texts[cid] for cid in missing if cid in texts}
+    rows.update(reads.chunks([cid for cid in missing if cid not in rows]) if len(rows) < len(missing) else {})
+    words.update({cid: store.bm25_words(row.get("text") or "") for cid, row in rows.items()})
+    return words
 
 
 def passage_weights(hits: list[tuple[str, float]]) -> dict[str, float]:

@@ -1,8 +1,10 @@
-"""Ranking maths: reciprocal rank fusion, Personalized PageRank (scipy sparse), same-source damping."""
+"""Ranking maths: reciprocal rank fusion, Personalized PageRank (scipy sparse), same-source damping, the covering
+order of the first passages."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -83,3 +85,41 @@ def damp_same_source(scores: dict[str, float], titles: dict[str, tuple[str, str]
         seen[source] = seen.get(source, 0) + 1
         damped[cid] = scores[cid] * (SAME_SOURCE_DAMP**extra if extra > 0 else 1.0)
     return damped
+
+
+def covering_order(
+    scores: dict[str, float],
+    words: Mapping[str, Sequence[str]],
+    idf: Mapping[str, float],
+    *,
+    pool: int,
+    weight: float,
+) -> dict[str, float]:
+    """scores with the first `pool` passages reordered greedily by what each adds to those before it: the best
+    stays first; each next place goes to the passage of the most score x exp(weight x its novel share), the novel
+    share being the idf of the question's words (idf: stemmed word -> weight) it writes (words: chunk id -> its
+    stemmed words) and no chosen passage does, over the idf of them all. The pool keeps its scores, handed out in
+    the new order (one that equals the one before it a hair under it, so the order holds); the passages after it are
+    untouched. Ties keep the old order."""
+    order = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    head = order[:pool]
+    total = sum(idf.values())
+    if len(head) < 2 or total <= 0 or weight <= 0:
+        return scores
+    present = {cid: {w for w in words.get(cid, ()) if w in idf} for cid in head}
+    chosen = [head[0]]
+    covered = set(present[head[0]])
+    rest = head[1:]
+    while rest:
+        gains = {
+            cid: scores[cid] * math.exp(weight * sum(idf[w] for w in present[cid] - covered) / total) for cid in rest
+        }
+        best = max(rest, key=lambda cid: gains[cid])  # max keeps the first of equals: the old order
+        chosen.append(best)
+        covered |= present[best]
+        rest.remove(best)
+    reordered = dict(scores)
+    previous = math.inf
+    for cid, score in zip(chosen, (scores[cid] for cid in head), strict=True):
+        previous = reordered[cid] = min(score, math.nextafter(previous, 0.0))  # equal scores would lose the order
+    return reordered

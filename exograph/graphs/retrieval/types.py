@@ -53,7 +53,15 @@ ENTITY_VECTOR_SHARE = 0.0
 SEED_NESTED_NAMES = 1
 # Seeds the question writes as a name (a capitalised run, keys.name_spans: "Philipsburg", "Green Day") weigh this
 # many times their specificity; n-grams of lowercase words that happen to name a node ("the region") weigh 1.
-SEED_NAME_BOOST = 1.0
+# A common phrase that extraction once made a name ("cast member", "record label", "the writer", "midwest") is
+# rare as a node, so by specificity alone it outweighed the names the question spells out and its one passage
+# (a basketball season for "midwest") led the top 5. 5 on 50 questions a set, same graphs: dev 2Wiki 99.0 =,
+# HotpotQA 89.0 -> 90.0, MuSiQue 75.8 -> 77.5; validation HotpotQA 93.0 =, MuSiQue 79.8 = (3 gains less on
+# HotpotQA dev, 4 the same at a lower R@2, 8 loses MuSiQue dev; bench/results/retrieval-experiments.md, 2026-12-05
+# evening).
+# Scripts without case write no capitalised run: every seed weighs 1, as before. 3 lost HotpotQA dev on 20
+# questions with an older extraction (retrieval-issue25.md).
+SEED_NAME_BOOST = 5.0
 # Name-to-name links in the subgraph: a name is tied to the longer names that contain it as a run of whole words
 # ("Hepburn" -> "Audrey Hepburn"), this weight shared among them (0: off), as a reader resolves a short mention.
 # Off: 1 lost MuSiQue validation 73.3 -> 71.9 on 40 questions (dev +1.3 / =; bench/results/retrieval-issue25.md).
@@ -125,6 +133,17 @@ GRAPH_DENSE_FUSION = 0.0
 # validation HotpotQA 93.0 = 93.0, MuSiQue 75.7 -> 79.8 (bench/results/retrieval-experiments.md).
 PPR_TEXT_SEEDS = 5
 PPR_TEXT_SHARE = 0.1
+# The first COVER_POOL passages of the walk are put in order by what they add to the ones before them
+# (rank.covering_order): the first stays; each next place goes to the passage of the most walk score x
+# exp(COVER_WEIGHT x the share of the question's words, by BM25 idf, that it writes and the chosen ones do not).
+# A multi-hop question's passages each answer a part of it; the walk alone fills the top 5 with siblings of the
+# first hop (other albums of the same singer, other seasons of the same team) that repeat the part already covered
+# (0: off). Off: on 50 questions a set, same graphs, 4 gained dev HotpotQA 89.0 -> 94.0 and MuSiQue 75.8 -> 76.5
+# (2Wiki 99.0 =) but lost MuSiQue validation 79.8 -> 79.7 (three questions moved, net -0.1; 2 and 8 lost it too,
+# and with SEED_NAME_BOOST 5 as well), and R@2 on 2Wiki (87 -> 85) and MuSiQue validation (62.8 -> 61.5)
+# (bench/results/retrieval-experiments.md, 2026-12-05 evening).
+COVER_POOL = 10
+COVER_WEIGHT = 0.0
 FACT_ENTITIES = 40  # graph mode: facts are the relations among this many entities of the most mass
 
 

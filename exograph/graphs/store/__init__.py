@@ -66,6 +66,7 @@ from exograph.graphs.store.retrieve import (  # noqa: F401
     store_chunk_mention_names,
     store_chunk_phrase_counts,
     store_chunk_text_hits,
+    store_chunk_text_scored,
     store_chunk_titles,
     store_chunk_vector_hits,
     store_chunks,

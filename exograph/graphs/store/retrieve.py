@@ -38,15 +38,27 @@ def store_chunk_text_hits(
     k: int,
     chunk_words: Callable[[Sequence[str]], dict[str, tuple[str, ...]]] | None = None,
 ) -> list[tuple[str, float]]:
-    """Chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found), ranked by
+    """store_chunk_text_scored's hits alone."""
+    return store_chunk_text_scored(store_name, text_query=text_query, k=k, chunk_words=chunk_words)[0]
+
+
+def store_chunk_text_scored(
+    store_name: str,
+    *,
+    text_query: str,
+    k: int,
+    chunk_words: Callable[[Sequence[str]], dict[str, tuple[str, ...]]] | None = None,
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """(hits, idf): chunks by full text, directly (no MENTIONS join: a chunk that names no entity is found), ranked by
     BM25: (chunk id, score). The index finds each term's chunks (and how many there are); the rarest
     terms' chunks are rescored here, because the index's own scorer hardly weighs how rare a word is
     (a passage repeating "Texas" beat the one naming the film the question asks about). chunk_words: where the
     caller already holds the chunks' words (graph mode's in-memory index, bm25_words of each text, stemmed when it
-    loads), chunk ids -> words instead of a read of their texts."""
+    loads), chunk ids -> words instead of a read of their texts. idf: each stemmed query term the index finds -> its
+    BM25 inverse document frequency (graph mode weighs the question's words by it: graph_mode.covering_order)."""
     terms = [t for t in dict.fromkeys(text_query.split("|")) if t]
     if not terms:
-        return []
+        return [], {}
     rows = ro_query(
         store_name,
         "UNWIND $terms AS t CALL db.idx.fulltext.queryNodes('Chunk', t) YIELD node "
@@ -55,7 +67,7 @@ def store_chunk_text_hits(
     )
     postings = {r[0]: (int(r[1] or 0), list(r[2] or [])) for r in rows}
     if not postings:
-        return []
+        return [], {}
     total = ro_query(store_name, "MATCH (c:Chunk) RETURN count(c)", {})
     n_chunks = max(1, int(total[0][0] or 0)) if total else 1
     candidates: list[str] = []
@@ -87,7 +99,7 @@ def store_chunk_text_hits(
         if score > 0:
             scored.append((chunk_id, score))
     scored.sort(key=lambda row: (-row[1], row[0]))
-    return scored[:k]
+    return scored[:k], idf
 
 
 _WORD = re.compile(r"[^\W_]+")
