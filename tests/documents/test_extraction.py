@@ -400,6 +400,23 @@ def test_keyphrase_fragment_rule():
     assert not _fragment("trace trees", known, words)
     assert _fragment("Amy Hobby made", {"amy hobby": "PERSON"}, {"amy", "hobby"})
     assert _fragment("Bharathiraja starring", {}, set())
+    # the end of a longer name and common nouns is a window over a heading, not a thing
+    assert _fragment("Lines annual report", {"tarn lines": "ORGANIZATION"}, {"tarn", "lines"})
+    assert not _fragment("Tarn Lines timetable", {"tarn lines": "ORGANIZATION"}, {"tarn", "lines"})
+    assert not _fragment("LIR trace", {"ssa lir": "ORGANIZATION"}, {"ssa", "lir"})  # an acronym stands alone
+
+
+def test_a_heading_gives_its_name_not_windows_over_it():
+    # A DOCX's title line "Northwind Ferries annual note": YAKE's three-word windows over it were concepts.
+    note = C(
+        "n",
+        "Northwind Ferries annual note\n\nNorthwind Ferries operates the crossing between Port Avel and the island "
+        "of Skerra. The company is owned by Halvard Group, a holding company based in Bergen.\n\nHalvard Group was "
+        "founded by Ingrid Solberg in 1962.",
+    )
+    names = {e.name for e in document_extract([note], extractor=OfflineExtractor()).entities}
+    assert {"Northwind Ferries", "Halvard Group", "Ingrid Solberg"} <= names, names
+    assert not names & {"Northwind Ferries annual", "Ferries annual", "Ferries annual note"}, names
 
 
 def test_a_name_stops_at_its_last_capital_and_long_documents_prune_one_off_quantities():

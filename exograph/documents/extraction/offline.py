@@ -14,7 +14,9 @@ dropped):
      "Audrey Hepburn films" is a concept), and clause debris (a verb form in it, or a particle last:
      "trees back"), judged also by the model's part-of-speech tags where the phrase first occurs: a finite verb,
      a modal or a pronoun anywhere ("Katrina hit", "DMCA amends section"), or a first or last word that is not
-     part of a noun phrase (a verb, adverb, preposition, conjunction...: "Obtaining basic pattern") is a clause.
+     part of a noun phrase (a verb, adverb, preposition, conjunction...: "Obtaining basic pattern"; last, an
+     adjective too: "Northwind Ferries annual") is a clause; and so is the end of a longer NER name followed by
+     lowercase words ("Ferries annual note" beside "Northwind Ferries").
 
 A place written with the place it lies in ("Frederick, Maryland") is the place, with the pair as its alias.
 
@@ -244,6 +246,14 @@ def _fragment(phrase: str, known: dict[str, str], name_words: set[str]) -> bool:
         tail = words[cut:]
         if any(capitals[cut:]) or any(w.casefold() in _STOPWORDS or _verb_form(w) for w in tail):
             return True  # ... or a verb after the name: "Amy Hobby made", "Bharathiraja starring"
+        head = words[:cut]
+        acronym = all(w.isupper() for w in head)  # "LIR trace" beside "SSA LIR": an acronym is a name alone
+        if (
+            not acronym
+            and name_normalise(" ".join(head)) not in known
+            and any(w.casefold() in name_words for w in head)
+        ):
+            return True  # the end of a longer name and common nouns: "Ferries annual note" of "Northwind Ferries"
         return False  # a name and common nouns: a concept
     return any(capitals) and any(word.casefold() in name_words for word in words)
 
@@ -253,6 +263,7 @@ _CODE = re.compile(r"\b[A-Z]\d{1,4}\b")
 # with a verb, an adverb, a preposition, a conjunction, a particle, a pronoun or a determiner.
 _CLAUSE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD", "PRP", "WP", "EX"})
 _EDGE_TAGS = NOT_NAME_START_TAGS | {"DT", "PDT", "WDT", "POS"}
+_ADJECTIVE_TAGS = frozenset({"JJ", "JJR", "JJS"})  # nor does a noun phrase end with an adjective
 
 
 def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
@@ -272,7 +283,11 @@ def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
         inside = [tags[i] for i in range(first, last) if not punct[i]]
         if not inside:
             return False
-        return any(tag in _CLAUSE_TAGS for tag in inside) or inside[0] in _EDGE_TAGS or inside[-1] in _EDGE_TAGS
+        return (
+            any(tag in _CLAUSE_TAGS for tag in inside)
+            or inside[0] in _EDGE_TAGS
+            or inside[-1] in _EDGE_TAGS | _ADJECTIVE_TAGS  # "Northwind Ferries annual": cut before its noun
+        )
     return False
 
 
