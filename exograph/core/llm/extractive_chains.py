@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
-from exograph.core.llm.extractive_figures import _UNIT_NEEDED
+from exograph.core.llm.extractive_figures import _UNIT_NEEDED, _counted_nouns
 from exograph.core.llm.extractive_referents import described_subject
 from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
+    CANDIDATE_SENTENCES,
     Fill,
     _candidates,
     _defines,
@@ -19,6 +20,7 @@ from exograph.core.llm.extractive_spans import (
 from exograph.core.llm.extractive_text import (
     _NAME_WORD,
     _NATIONALITY,
+    _NUMBER,
     _RELATIVE,
     _WH,
     _WORD,
@@ -82,6 +84,9 @@ def _follow_chain(
     # Tysons Corner, which is in Fairfax County), so a second sentence may name the larger place asked for
     nested = _split_chain(question) is not None
     flat = not nested and kind != "place"
+    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
+    if flat and counted and any(_counts(s.text, counted.group(1)) for s in ranked[:CANDIDATE_SENTENCES]):
+        return None  # "Invoices can be sent in 31 currencies" answers "how many currencies" itself: no chain
     for rank, first in enumerate(ranked[:3]):
         named = f"{first.text} {first.about}"
         if first.words <= 0 or (asked_names and not any(_found(name, named) for name in asked_names)):
@@ -272,3 +277,13 @@ def compared_names(question: str) -> list[str]:
     names = [n for n in names_in(question) if n.casefold() not in _WH]
     split = [part for n in names for part in re.split(r"\s+(?:and|&)\s+", n) if part]
     return split if len(names) < 2 and len(split) >= 2 else names
+
+
+def _counts(sentence: str, noun: str) -> bool:
+    """The sentence gives a count of noun ("31 currencies", "twelve of the flats" for "flats")."""
+    return (
+        re.search(
+            rf"(?:{_NUMBER.pattern})\s+(?:of\s+the\s+)?(?:[\w-]+\s+)?(?:{_counted_nouns(noun)})\b", sentence, re.I
+        )
+        is not None
+    )

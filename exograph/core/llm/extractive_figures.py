@@ -172,3 +172,13 @@ def _no_figure(sentence: str, span: str) -> bool:
         or re.search(rf"\b0\d{{2,}}(?:\s+\d+)*\s+{name}\b", sentence)  # "830" of "01225 830 211"
         or re.search(rf"(?<![\d.,]){name}\s+(?:[A-Z][\w'’-]*\s+){{1,2}}{_STREET}\b", sentence)
     )
+
+
+def sized_noun(question: str) -> str:
+    """The noun whose size "how big/large/much/high is the ..." asks ("How big is the yearly bonus?" -> bonus), or
+    "" (a noun phrase ending the question, one adjective at most before its noun)."""
+    match = re.search(
+        r"\bhow (?:big|large|much|high)\s+(?:is|are|was|were)\s+(?:the|its|their)\s+(?:[a-z]+\s+)?([a-z]+)\s*[?.]?$",
+        question.casefold().strip(),
+    )
+    return match.group(1) if match else ""

@@ -19,6 +19,7 @@ from exograph.core.llm.extractive_text import (
     _Sentence,
     _stem,
     family_stems,
+    family_words,
 )
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
@@ -207,10 +208,13 @@ _WHO_ROLE = re.compile(
 )
 
 
-def who_role(question: str) -> str:
-    """The role noun of "Who was the screenwriter of X?" (lower case, singular as written), or ""."""
+def act_asked(question: str, noun: str) -> str:
+    """The role noun naming an act that a person question asks for: its asked noun ("Which screenwriter worked on
+    it?") or the role of "Who was the screenwriter of X?", when a relation family holds it (written, directed,
+    founded ...); "" otherwise."""
     match = _WHO_ROLE.match(question.casefold())
-    return match.group(1).split("-")[-1] if match else ""
+    role = noun or (match.group(1).split("-")[-1] if match else "")
+    return role if role and family_words(role) else ""
 
 
 def doer_verb(question: str) -> str:

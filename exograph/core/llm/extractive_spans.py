@@ -34,6 +34,7 @@ from exograph.core.llm.extractive_figures import (
     _move_end,
     _no_figure,
     bound_asked,
+    sized_noun,
     with_times,
 )
 from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
@@ -53,11 +54,11 @@ from exograph.core.llm.extractive_roles import (
     _says_verb,
     _titled,
     _undergoes,
+    act_asked,
     closing_verb,
     date_end,
     doer_verb,
     role_owner,
-    who_role,
 )
 from exograph.core.llm.extractive_text import (
     _DATE,
@@ -140,6 +141,7 @@ def _candidates(
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = _UNIT_NEEDED.search(question) is not None or (kind == "number" and measure_asked(question))
     dimension = _DIMENSION.search(question) is not None
+    sized = sized_noun(question)
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb = asked_object(question) if kind == "name" else ""
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
@@ -153,8 +155,7 @@ def _candidates(
     doing = asked_verb(question) if kind in ("person", "name") else None
     who_verb = doer_verb(question) if kind == "person" else ""
     # "Which screenwriter worked on it?": the asked noun names an act ("written by X") whatever the question's verb
-    act = (described or who_role(question)) if kind == "person" else ""
-    role_act = act if act and family_words(act) else ""
+    role_act = act_asked(question, described) if kind == "person" else ""
     whose = _ROLE_OF.match(question) if kind == "person" else None
     closing = closing_verb(question) if kind not in ("date", "number") else ""
     # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
@@ -325,6 +326,8 @@ def _candidates(
             measured = re.search(rf"\b([a-z]+)\s+(?:of|is|was)\s+(?:[a-z]+\s+){{0,2}}?{re.escape(span)}", sentence.text)
             if kind == "number" and measured and _stem(measured.group(1)) in near_words:
                 bonus += MEASURED  # "a maximum torque of 65 Nm" for "how much torque": not the "1.4 kg" it weighs
+            elif sized and re.search(rf"{re.escape(span)}\s+(?:[a-z]+\s+)?{sized}\b", sentence.text):
+                bonus += MEASURED  # "a 10 percent annual bonus" for "how big is the yearly bonus"
             elif money and measured and {_stem(measured.group(1))} & _MONEY_STEMS:
                 bonus -= MEASURED  # "revenue of 410 million pounds" for "how much is it paying": another sum
             genitive = re.search(rf"{re.escape(span)}['’]\s+([a-z]+)(?:\s+([a-z]+))?", sentence.text)
