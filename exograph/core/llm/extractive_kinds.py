@@ -62,11 +62,20 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     if kind == "name" and subject is not None and subject.group(1) in names:
         names = [subject.group(0).rsplit(" ", 2)[0] if n == subject.group(1) else n for n in names]
     if kind == "person":
-        names = [name for name in names if not _NATIONALITY.match(name)]
+        names = [_person_named(name, sentence) for name in names if not _NATIONALITY.match(name)]
     if kind == "place":
         after = re.findall(r"\b(?:in|at|from|near|of)\s+((?:[A-Z][\w'’.-]*(?:,?\s+)?)+)", sentence)
         return list(dict.fromkeys([a.strip(" ,.") for a in after if a.strip(" ,.")] + names + _common_places(sentence)))
     return names
+
+
+def _person_named(name: str, sentence: str) -> str:
+    """A name as a who-question's answer: "the Harwick family" for "The Harwick" before "family", and "Amara
+    Lindqvist" for "Amara Lindqvist of Durham University" (the person, not where they work)."""
+    if re.search(rf"\b{re.escape(name)}\s+family\b", sentence):
+        return re.sub(r"^The\s+", "", name) + " family"
+    person, of, where = name.partition(" of ")
+    return person if of and len(person.split()) >= 2 and where else name
 
 
 def _sign(sentence: str, at: int) -> str:
