@@ -176,17 +176,16 @@ def _candidates(
         pronoun_subject = kind == "person" and bool(sentence.about) and _personal(sentence.text)
         if pronoun_subject and sentence.about.casefold() not in {s.casefold() for s in spans}:
             spans = [*spans, sentence.about]
-        said: set[str] = set()
-        objects: set[str] = set()
+        said: dict[str, None] = {}
+        objects: list[str] = []
         if kind == "name":
             # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
             # it defines as the asked noun ("Drifting is a driving technique" for "what technique")
-            objects = set(_objects(sentence.text, verb, asked) if verb else [])
-            said = {
-                *objects,
-                *_subjects(sentence.text, described),
-                *_predicates(sentence.text, described),
-            }
+            objects = list(dict.fromkeys(_objects(sentence.text, verb, asked) if verb else []))
+            # (in the order written, not a set's: spans of equal score keep one order from run to run)
+            said = dict.fromkeys(
+                [*objects, *_subjects(sentence.text, described), *_predicates(sentence.text, described)]
+            )
             spans = spans + [p for p in said if p.casefold() not in {x.casefold() for x in spans}]
         if wanted and kind not in ("number", "date"):
             extra = [name for name, t in types.items() if t in wanted]
