@@ -70,7 +70,18 @@ class EmbeddedFalkorDB:
 
     def command(self) -> list[str]:
         persistence = (
-            ["--appendonly", "yes", "--appendfsync", "everysec", "--save", "300 1"]
+            # The append-only file is rewritten (RDB base) once its commands pass 8 MB: replaying graph queries is
+            # slow (a 47 MB file took 24 s), loading an RDB is not; redis' default waits for 64 MB.
+            [
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--save",
+                "300 1",
+                "--auto-aof-rewrite-min-size",
+                "8mb",
+            ]
             if self.persist
             else ["--appendonly", "no", "--save", ""]
         )
@@ -137,7 +148,22 @@ class EmbeddedFalkorDB:
             time.sleep(0.1)
         raise RuntimeError(f"The server on {self.socket_path} did not shut down within {wait_seconds}s.")
 
-    def start(self, *, wait_seconds: float = 15.0) -> None:
+    def loading(self) -> bool:
+        """True while the server on socket_path answers LOADING: it is alive, replaying its data."""
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1, retry=Retry(NoBackoff(), 0))
+        try:
+            client.ping()
+        except redis.BusyLoadingError:
+            return True
+        except (redis.RedisError, OSError):
+            return False
+        finally:
+            client.close()
+        return False
+
+    def start(self, *, wait_seconds: float = 15.0, load_wait_seconds: float = 900.0) -> None:
+        """Start the server and wait until it answers: `wait_seconds` for a first answer, and while it answers
+        LOADING (replaying a var dir's data after a restart) up to `load_wait_seconds` more. Raises RuntimeError."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.socket_path.parent.mkdir(parents=True, exist_ok=True)
         if self.is_running():
@@ -152,7 +178,9 @@ class EmbeddedFalkorDB:
             # web and worker processes beside it (torch embeddings slowed 20-50x).
             env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")},
         )
-        deadline = time.monotonic() + wait_seconds
+        started = time.monotonic()
+        deadline = started + wait_seconds
+        said_loading = False
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
@@ -161,8 +189,18 @@ class EmbeddedFalkorDB:
             if self.is_running(retry=False):
                 logger.info("embedded FalkorDB ready on %s", self.socket_path)
                 return
+            if not said_loading and self.loading():
+                # Alive and replaying its data: wait for it (a poll may time out meanwhile, the replay blocks it)
+                logger.info("embedded FalkorDB is loading its data from %s; waiting", self.data_dir)
+                said_loading = True
+                deadline = started + wait_seconds + load_wait_seconds
             time.sleep(0.05)
         self.stop()
+        if said_loading:
+            raise RuntimeError(
+                f"redis-server with FalkorDB was still loading its data from {self.data_dir} after "
+                f"{wait_seconds + load_wait_seconds:.0f}s; see {self.log_file}."
+            )
         raise RuntimeError(f"redis-server with FalkorDB did not answer on {self.socket_path} in {wait_seconds}s.")
 
     def stop(self, *, wait_seconds: float = 10.0) -> None:
