@@ -157,6 +157,26 @@ def bound_asked(question: str, sentence: str, span: str) -> int:
     return int(re.search(rf"\b{before}\s+[$£€¥]?{re.escape(span.lstrip('$£€¥'))}", sentence, re.I) is not None)
 
 
+_HEDGE = r"(?:about|around|approximately|roughly|circa|c\.|some|nearly|almost|an\s+estimated|estimated)"
+
+
+def hedged(question: str, sentence: str, span: str) -> bool:
+    """The question asks for a rough figure ("roughly how many", "approximately what year") and the sentence gives span
+    as one ("woven in about 1540", "some 14,000 kettles")."""
+    return bool(re.search(rf"\b{_HEDGE}\b", question, re.I)) and bool(
+        re.search(rf"\b{_HEDGE}\s+{re.escape(span)}", sentence, re.I)
+    )
+
+
+def figure_aspect(question: str, sentence: str, span: str, kind: str) -> int:
+    """How much a figure of kind fits the aspect the question asks: 2 for the bound it asks ("up to 7,500 pounds" for
+    "the maximum grant", numbers only), plus 1 for a rough figure asked roughly ("about 1540" for "approximately what
+    year"); 0 for any other span."""
+    if kind not in ("number", "date"):
+        return 0
+    return 2 * (kind == "number") * bound_asked(question, sentence, span) + int(hedged(question, sentence, span))
+
+
 # "7 Tanner Street", "12 Harbour Road": a number before a street's name is where, never how many
 _STREET = r"(?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Place|Square|Drive|Close|Crescent|Terrace|Row|Walk|Hill|Parade)"
 

@@ -33,7 +33,7 @@ from exograph.core.llm.extractive_figures import (
     _is_sum,
     _move_end,
     _no_figure,
-    bound_asked,
+    figure_aspect,
     sized_noun,
     with_times,
 )
@@ -316,8 +316,7 @@ def _candidates(
             )
             if located or located_the:
                 bonus += 0.05
-            if kind == "number":
-                bonus += 2 * ASPECT * bound_asked(question, sentence.text, span)  # "the maximum grant": "up to"
+            bonus += ASPECT * figure_aspect(question, sentence.text, span, kind)  # "up to 7,500", "about 1540"
             if kind != "date":
                 # "moves from Lisbon to Porto", "from 61.2 to 72.4": where it ends is the answer, unless the question
                 # asks where it started ("moved from", "the baseline")
