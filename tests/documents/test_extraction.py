@@ -527,3 +527,16 @@ def test_a_place_written_with_its_region_keeps_the_pair_as_an_alias_but_a_list_d
     entities = _by_name(document_extract([C("c1", text)], extractor=OfflineExtractor()))
     assert "Dayton, Ohio" in entities["Dayton"].aliases and "Ohio" in entities
     assert not any("," in alias for name in ("Norway", "Denmark", "Finland") for alias in entities[name].aliases)
+
+
+def test_a_measure_is_no_concept():
+    # "a reef eleven miles south-west of Tiree": YAKE's windows over a distance were concepts ("reef eleven")
+    note = C(
+        "m",
+        "# Skerryvore notes\n\nSkerryvore Lighthouse stands on a reef eleven miles south-west of Tiree. It was "
+        "designed by Alan Stevenson and first lit in 1844. At 48 metres it is the tallest lighthouse in Scotland.\n\n"
+        "The keepers were withdrawn in 1984, when the light was automated by the Northern Lighthouse Board.\n",
+    )
+    names = {e.name.casefold() for e in document_extract([note], extractor=OfflineExtractor()).entities}
+    assert {"skerryvore lighthouse", "alan stevenson", "northern lighthouse board"} <= names, names
+    assert not {n for n in names if "eleven" in n or "reef" in n}, names  # was "reef eleven", "reef eleven mile"

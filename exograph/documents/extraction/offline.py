@@ -15,7 +15,8 @@ dropped):
      "trees back"), judged also by the model's part-of-speech tags where the phrase first occurs: a finite verb,
      a modal or a pronoun anywhere ("Katrina hit", "DMCA amends section"), or a first or last word that is not
      part of a noun phrase (a verb, adverb, preposition, conjunction...: "Obtaining basic pattern"; last, an
-     adjective too: "Northwind Ferries annual") is a clause; and so is the end of a longer NER name followed by
+     adjective too: "Northwind Ferries annual") is a clause, a number in it a measure ("reef eleven miles
+     south-west"); and so is the end of a longer NER name followed by
      lowercase words ("Ferries annual note" beside "Northwind Ferries").
 
 A place written with the place it lies in ("Frederick, Maryland") is the place, with the pair as its alias.
@@ -284,7 +285,7 @@ def _clause(phrase: str, texts: Sequence[str], read: NerRead | None) -> bool:
         if not inside:
             return False
         return (
-            any(tag in _CLAUSE_TAGS for tag in inside)
+            any(tag in _CLAUSE_TAGS or tag == "CD" for tag in inside)  # a count: "reef eleven miles" measures
             or inside[0] in _EDGE_TAGS
             or inside[-1] in _EDGE_TAGS | _ADJECTIVE_TAGS  # "Northwind Ferries annual": cut before its noun
         )
