@@ -31,7 +31,8 @@ _OPENERS = frozenset(
     "after before since as by from with who whom whose what which where why how is are was were do does "
     "did can could has have had will would should his her under during since until among across through "
     "despite without within between following unlike upon throughout approximately roughly about around aside "
-    "apart besides excluding including exactly nearly almost originally initially currently".split()
+    "apart besides excluding including exactly nearly almost originally initially currently because though once "
+    "unless whether meanwhile moreover furthermore thus hence yet still only even".split()
 )
 _CONNECTORS = frozenset("of de del della der van von la le du da di y and & the for on upon".split())
 _MONTHS = (
