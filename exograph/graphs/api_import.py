@@ -32,7 +32,14 @@ _FORMAT_HELP = (
 
 
 class ImportInSerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=list(IMPORT_FORMATS), help_text=_FORMAT_HELP)
+    format = serializers.ChoiceField(
+        choices=list(IMPORT_FORMATS),
+        help_text=_FORMAT_HELP,
+        error_messages={
+            "required": "send the batch's format, 'jsonl' or 'csv'.",
+            "invalid_choice": "must be 'jsonl' or 'csv'; got \"{input}\".",
+        },
+    )
     content = serializers.CharField(
         required=False, allow_blank=False, trim_whitespace=False, help_text="The batch as text (or send `file`)."
     )

@@ -114,6 +114,15 @@ def test_1001_rows_cost_two_units(alice_client, notes) -> None:  # type: ignore[
     assert quote["rows"] == 1001 and quote["credits_needed"] == 10
 
 
+def test_a_batch_without_its_format_or_with_another_is_told_the_two_it_takes(alice_client, notes) -> None:  # type: ignore[no-untyped-def]
+    url = f"/api/v1/graphs/{notes.id}/import/"
+    missing = alice_client.post(url, {"content": "subject,predicate,object\nAda,wrote,Note G\n"}, format="json")
+    other = alice_client.post(url, {"format": "xlsx", "content": "x"}, format="json")
+    for response in (missing, other):
+        assert response.status_code == 400
+        assert "'jsonl' or 'csv'" in response.json()["error"]["message"], response.json()
+
+
 def test_a_batch_past_10000_rows_is_refused_at_its_first_extra_row(alice_client, notes) -> None:  # type: ignore[no-untyped-def]
     rows = [{"subject": f"Thing {i}", "predicate": "follows", "object": f"Thing {i + 1}"} for i in range(10_001)]
     error = _import(alice_client, notes.id, _jsonl(rows), dry_run=True).json()["error"]
