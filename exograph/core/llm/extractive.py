@@ -187,7 +187,9 @@ def _line(sentence: str, n: int) -> str:
 def _refusal(question: str, statements: Sequence[Statement], ranked: list[_Sentence]) -> str:
     q = " ".join(question.strip().rstrip("?").split())
     first = q.split()[0].casefold() if q else ""
-    what = f"{first}{q[len(first) :]}" if first in _WH else f"the answer to “{q}?”"
+    # "what does the paper propose" reads wrong after "don't say": a question with do-support is quoted whole
+    inverted = re.match(r"(?:what|which|who|whom|whose|where|when|why|how)\b\D{0,40}?\s(?:do|does|did)\b", q, re.I)
+    what = f"{first}{q[len(first) :]}" if first in _WH and not inverted else f"the answer to “{q}?”"
     text = f"Your documents don't say {what}."
     closest: list[tuple[str, int]] = []
     by_n = {s.n: s for s in statements}
