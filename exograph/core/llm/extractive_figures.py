@@ -171,10 +171,20 @@ def hedged(question: str, sentence: str, span: str) -> bool:
 def figure_aspect(question: str, sentence: str, span: str, kind: str) -> int:
     """How much a figure of kind fits the aspect the question asks: 2 for the bound it asks ("up to 7,500 pounds" for
     "the maximum grant", numbers only), plus 1 for a rough figure asked roughly ("about 1540" for "approximately what
-    year"); 0 for any other span."""
+    year"), plus 1 for the figure written with the question's closing qualifier ("two hours in winter" for "how long
+    ... in winter"); 0 for any other span."""
     if kind not in ("number", "date"):
         return 0
-    return 2 * (kind == "number") * bound_asked(question, sentence, span) + int(hedged(question, sentence, span))
+    # "How long is the trip in winter?": "two hours in winter", not the "ninety minutes in summer" before it
+    qualifier = re.search(r"\b(in|on|at|during)\s+((?:the\s+)?[\w-]+)\s*\?*\s*$", question, re.IGNORECASE)
+    qualified = qualifier is not None and re.search(
+        rf"{re.escape(span)}\s+{qualifier.group(1)}\s+{re.escape(qualifier.group(2))}\b", sentence, re.IGNORECASE
+    )
+    return (
+        2 * (kind == "number") * bound_asked(question, sentence, span)
+        + int(hedged(question, sentence, span))
+        + int(bool(qualified))
+    )
 
 
 # "7 Tanner Street", "12 Harbour Road": a number before a street's name is where, never how many
