@@ -62,9 +62,10 @@ def test_message_without_session_creates_one_titled_from_it_and_cites_evidence(a
     assert body["title"] == "What protects qubits from noise?"
     assert body["credits_charged"] == 3 and body["balance"] == before - 3 and body["usage"]["credits"] == 3
     assert "error correction protects qubits" in body["answer"].lower()
-    # The support is how sure the short answer is: copied from its evidence, which does not say what kind of thing it
-    # is (TYPE_SURENESS[0], issue 26 calibration).
-    assert body["grounded"] is True and body["support_score"] == pytest.approx(2 / 3, abs=0.001)
+    # The short answer is what the evidence says does the asked verb ("Quantum error correction protects qubits"), so
+    # the evidence says it is of the asked kind: the support is full (TYPE_SURENESS[1], issue 26 calibration).
+    assert body["answer"].startswith("Quantum error correction [")
+    assert body["grounded"] is True and body["support_score"] == pytest.approx(1.0, abs=0.001)
     cited = body["evidence"]
     assert cited and all(item["origin"] == "private" and item["kind"] == "passage" for item in cited)
     assert f"[{cited[0]['n']}]" in body["answer"]

@@ -250,3 +250,10 @@ def asks_measure(question: str) -> bool:
 def measure_asked(question: str) -> bool:
     """The question names the measure it asks for ("What is the height of ...?"): its answer needs a unit."""
     return _singular(asked_noun(question)) in _MEASURE_NOUNS
+
+
+def what_verb(question: str) -> str:
+    """The verb a "what <verb>s ...?" question asks the doer of ("What protects qubits from decoherence?" ->
+    protects, "What stopped the fleet?" -> stopped), lower case; "" for any other question."""
+    match = re.match(r"\s*what\s+([a-z]{3,}(?:s|ed))\b", question.casefold())
+    return match.group(1) if match and match.group(1) not in _NOT_NOUN else ""

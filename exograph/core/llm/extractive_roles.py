@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from exograph.core.llm.extractive_text import (
     _IRREGULAR,
+    _NAME_WORD,
     _OWN,
     _SELL,
     _STOP,
@@ -439,3 +440,56 @@ def _named_elsewhere(word: str, sentences: Sequence[_Sentence]) -> bool:
 def _says_verb(sentence: str, verb: str, family: set[int]) -> bool:
     """The sentence says the question's verb: in any form ("conducted" for "conduct"), or its relation family."""
     return _stem(verb) in _all_stems(sentence) or bool(family & family_stems(sentence))
+
+
+def _doers(sentence: str, verb: str) -> list[str]:
+    """What a sentence says does verb: the subject before it ("Quantum error correction protects qubits ...") or
+    the agent after it in the passive ("was driven back by storms" for "what drove it back"), at most five words."""
+    tokens = re.findall(r"[\w'’-]+|[^\w\s]", sentence) if verb else []
+    out: list[str] = []
+    for index, token in enumerate(tokens):
+        if not _kin(token, verb):
+            continue
+        before: list[str] = []
+        for word in reversed(tokens[max(0, index - 6) : index]):
+            if not re.match(r"[\w'’-]+$", word) or word.casefold() in _PHRASE_END - {"of"}:
+                break
+            before.insert(0, word)
+        while before and before[0].casefold() in _ARTICLES:
+            before.pop(0)
+        if before and len(before) <= 5 and before[0].casefold() not in _OPENERS_LOW_ROLES:
+            out.append(" ".join(before))
+        after = re.match(r"\s*(?:\w+\s+)?by\s+(?:the\s+|a\s+|an\s+)?((?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s*(?:[,.;]|$|\s(?:and|but|which|who|in|on|at|from|for|with|to|after|during|until|since|over)\b)",
+                         " ".join(tokens[index + 1 :]))  # fmt: skip
+        if after:
+            out.append(after.group(1))
+    return out
+
+
+_OPENERS_LOW_ROLES = frozenset("it he she they this that these those there its his her their one we you i".split())
+
+
+def _subjects(sentence: str, noun: str) -> list[str]:
+    """The subject a sentence defines as the asked noun, lower case or opening the sentence ("Drifting is a
+    driving technique ..." -> Drifting for "what technique"); at most four words."""
+    match = re.match(r"([\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+(?:is|was|are|were)\s+(?:an?|the)\s", sentence)
+    if match is None or not noun:
+        return []
+    subject = match.group(1)
+    if subject.casefold().split()[0] in _OPENERS_LOW_ROLES:
+        return []
+    return [subject] if _defines(sentence, subject, noun) else []
+
+
+def _defines(sentence: str, span: str, noun: str) -> bool:
+    """The sentence opens with span and says what it is, naming noun in lower case among the first ten words after
+    its verb ("George Raft (born 1901) was an American film actor and dancer" defines George Raft as an actor)."""
+    if not sentence.startswith(span.split()[0]):
+        return False
+    rest = sentence[len(span) :]
+    said = re.search(r"\b(?:is|was|are|were|became|served as)\b(.*)", rest)
+    if said is None:
+        return False
+    # a common noun among the description's first words (lower case: "Medal" of "the Medal of Honor" is a name's)
+    words = [w for w in _NAME_WORD.findall(said.group(1))[:10] if w[:1].islower()]
+    return _stem(noun) in {_stem(w) for w in words}

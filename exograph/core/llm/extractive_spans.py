@@ -17,6 +17,7 @@ from exograph.core.llm.extractive_asked import (
     asks_measure,
     head_noun,
     measure_asked,
+    what_verb,
 )
 from exograph.core.llm.extractive_figures import (
     _ASKS_START,
@@ -46,12 +47,15 @@ from exograph.core.llm.extractive_roles import (
     _before_asked_noun,
     _converse_doer,
     _converse_subject,
+    _defines,
+    _doers,
     _does_itself,
     _named_elsewhere,
     _object_of,
     _objects,
     _predicates,
     _says_verb,
+    _subjects,
     _titled,
     _undergoes,
     act_asked,
@@ -143,7 +147,7 @@ def _candidates(
     dimension = _DIMENSION.search(question) is not None
     sized = sized_noun(question)
     described = head_noun(question) if kind not in ("date", "number") else ""
-    verb = asked_object(question) if kind == "name" else ""
+    verb, doer = (asked_object(question), what_verb(question)) if kind == "name" else ("", "")
     named = [_NAME_WORD.findall(name.casefold()) for name in names_in(question)]
     # the answer stands near what the question asks (its verbs and nouns), not near the name it asks about, which
     # a sentence may name anywhere ("Harbour Lights, a play by X, stars Y" for "who stars in Harbour Lights")
@@ -179,12 +183,13 @@ def _candidates(
         said: dict[str, None] = {}
         objects: list[str] = []
         if kind == "name":
-            # a common noun may be the answer: what the evidence writes after the question's verb, or the subject
-            # it defines as the asked noun ("Drifting is a driving technique" for "what technique")
+            # a common noun may be the answer: what the evidence writes after the question's verb, the subject it
+            # defines as the asked noun ("Drifting is a driving technique" for "what technique"), or what does the
+            # asked verb (_doers); in the order written, so that spans of equal score keep one order run to run
             objects = list(dict.fromkeys(_objects(sentence.text, verb, asked) if verb else []))
-            # (in the order written, not a set's: spans of equal score keep one order from run to run)
             said = dict.fromkeys(
                 [*objects, *_subjects(sentence.text, described), *_predicates(sentence.text, described)]
+                + _doers(sentence.text, doer)
             )
             spans = spans + [p for p in said if p.casefold() not in {x.casefold() for x in spans}]
         if wanted and kind not in ("number", "date"):
@@ -446,21 +451,6 @@ def _candidates(
     return sorted(found.values(), key=lambda t: -t[0])
 
 
-def _subjects(sentence: str, noun: str) -> list[str]:
-    """The subject a sentence defines as the asked noun, lower case or opening the sentence ("Drifting is a
-    driving technique ..." -> Drifting for "what technique"); at most four words."""
-    match = re.match(r"([\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+(?:is|was|are|were)\s+(?:an?|the)\s", sentence)
-    if match is None or not noun:
-        return []
-    subject = match.group(1)
-    if subject.casefold().split()[0] in _OPENERS_LOW:
-        return []
-    return [subject] if _defines(sentence, subject, noun) else []
-
-
-_OPENERS_LOW = frozenset("it he she they this that these those there its his her their one".split())
-
-
 def _original(text: str, names: Sequence[str]) -> list[str]:
     """names (lower case) as text writes them."""
     out = []
@@ -469,20 +459,6 @@ def _original(text: str, names: Sequence[str]) -> list[str]:
         if at >= 0:
             out.append(text[at : at + len(name)])
     return out
-
-
-def _defines(sentence: str, span: str, noun: str) -> bool:
-    """The sentence opens with span and says what it is, naming noun in lower case among the first ten words after
-    its verb ("George Raft (born 1901) was an American film actor and dancer" defines George Raft as an actor)."""
-    if not sentence.startswith(span.split()[0]):
-        return False
-    rest = sentence[len(span) :]
-    said = re.search(r"\b(?:is|was|are|were|became|served as)\b(.*)", rest)
-    if said is None:
-        return False
-    # a common noun among the description's first words (lower case: "Medal" of "the Medal of Honor" is a name's)
-    words = [w for w in _NAME_WORD.findall(said.group(1))[:10] if w[:1].islower()]
-    return _stem(noun) in {_stem(w) for w in words}
 
 
 _WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b")
