@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
-from exograph.core.llm.extractive_figures import _UNIT_NEEDED, _counted_nouns
+from exograph.core.llm.extractive_figures import _UNIT_NEEDED, COUNTED, _counted_nouns
 from exograph.core.llm.extractive_referents import described_subject
 from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
@@ -84,7 +84,7 @@ def _follow_chain(
     # Tysons Corner, which is in Fairfax County), so a second sentence may name the larger place asked for
     nested = _split_chain(question) is not None
     flat = not nested and kind != "place"
-    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
+    counted = COUNTED.search(question.casefold())
     if flat and counted and any(_counts(s.text, counted.group(1)) for s in ranked[:CANDIDATE_SENTENCES]):
         return None  # "Invoices can be sent in 31 currencies" answers "how many currencies" itself: no chain
     for rank, first in enumerate(ranked[:3]):

@@ -108,6 +108,10 @@ def _counts_other(sentence: str, span: str, money: bool = True) -> bool:
     return not money or (after.group(1) not in _MONEY and not _MONEY_STEMS & {_stem(after.group(1))})
 
 
+# "how many flats will have affordable rents": the noun a count question counts (flats), up to two words after "many"
+COUNTED = re.compile(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)")
+
+
 # "how many people": a count of people of any kind ("412 adults", "140 staff", "3,000 visitors")
 _PEOPLE = (
     "people persons individuals adults children men women patients participants volunteers members residents "

@@ -24,6 +24,8 @@ from exograph.core.llm.extractive_text import (
 )
 
 _ARTICLES = frozenset("the a an this that these those his her its their my our your".split())
+# a subject opening with a pronoun names nothing itself ("It was designed ...", "They are a charity ...")
+_PRONOUN_START = frozenset("it he she they this that these those there its his her their one we you i".split())
 
 
 def _kin(word: str, verb: str) -> bool:
@@ -457,16 +459,13 @@ def _doers(sentence: str, verb: str) -> list[str]:
             before.insert(0, word)
         while before and before[0].casefold() in _ARTICLES:
             before.pop(0)
-        if before and len(before) <= 5 and before[0].casefold() not in _OPENERS_LOW_ROLES:
+        if before and len(before) <= 5 and before[0].casefold() not in _PRONOUN_START:
             out.append(" ".join(before))
         after = re.match(r"\s*(?:\w+\s+)?by\s+(?:the\s+|a\s+|an\s+)?((?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s*(?:[,.;]|$|\s(?:and|but|which|who|in|on|at|from|for|with|to|after|during|until|since|over)\b)",
                          " ".join(tokens[index + 1 :]))  # fmt: skip
         if after:
             out.append(after.group(1))
     return out
-
-
-_OPENERS_LOW_ROLES = frozenset("it he she they this that these those there its his her their one we you i".split())
 
 
 def _subjects(sentence: str, noun: str) -> list[str]:
@@ -476,7 +475,7 @@ def _subjects(sentence: str, noun: str) -> list[str]:
     if match is None or not noun:
         return []
     subject = match.group(1)
-    if subject.casefold().split()[0] in _OPENERS_LOW_ROLES:
+    if subject.casefold().split()[0] in _PRONOUN_START:
         return []
     return [subject] if _defines(sentence, subject, noun) else []
 

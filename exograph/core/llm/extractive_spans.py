@@ -29,6 +29,7 @@ from exograph.core.llm.extractive_figures import (
     _TIME_OR_LENGTH,
     _TIMES,
     _UNIT_NEEDED,
+    COUNTED,
     _counted_nouns,
     _counts_other,
     _is_sum,
@@ -139,7 +140,7 @@ def _candidates(
         )
     ) or (kind == "number" and bool(_MONEY_STEMS & _all_stems(question)) and not _CHANGE.search(question))
     money = money and not _SHARE.search(question)  # "what share of sales": a percentage is the answer
-    counted = re.search(r"\bhow many\s+(?:[a-z-]+\s+){0,2}?([a-z-]+)", question.casefold())
+    counted = COUNTED.search(question.casefold())
     # "how many flats will have affordable rents": a count of flats, whatever sum the question names after it
     money = money and not (counted and counted.group(1) not in _MONEY and _stem(counted.group(1)) not in _MONEY_STEMS)
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
