@@ -90,7 +90,8 @@ def _generate(
         extracted = extract_answer(
             question=plan.asked, statements=statements, similarity=similarity, entity_types=_entity_types()
         )
-        on_token(extracted.text)
+        for piece in answer_pieces(extracted.text):  # sentence by sentence: the short answer arrives first
+            on_token(piece)
         return {
             "text": extracted.text,
             "provider": "extractive",
@@ -146,6 +147,14 @@ def _generate(
         "short_answer": short_answer_of(reply.text) if answered else "",
         "relevance": reading.relevance,
     }
+
+
+_PIECE = re.compile(r".*?(?:[.!?](?:\s+|$)|\n+|$)", re.S)
+
+
+def answer_pieces(text: str) -> list[str]:
+    """The answer's sentences (each with the space after it), in order: joined, they are the text exactly."""
+    return [piece for piece in _PIECE.findall(text) if piece]
 
 
 def short_answer_of(reply: str) -> str:

@@ -148,3 +148,17 @@ def test_a_reply_saying_the_documents_do_not_answer_is_not_grounded_and_refunded
     assert body["short_answer"] == ""
     assert body["usage"]["credits_refunded"] > 0 and body["credits_charged"] == body["usage"]["credits"] == 0
     assert credit_balance(account=alice) == before
+
+
+def test_the_offline_reader_streams_its_answer_a_sentence_at_a_time(alice, alice_graph, fund):  # type: ignore[no-untyped-def]
+    """The default extractive model hands the sink one sentence per call, the short answer first, so a page
+    shows the answer before the supporting sentences, and the pieces joined are the stored answer."""
+    from exograph.chat.services import chat_message_prepare, chat_message_send
+
+    fund(alice, 10)
+    received: list[str] = []
+    plan = chat_message_prepare(actor=alice, message="Which technique keeps qubits safe from noise?")
+    result = chat_message_send(actor=alice, plan=plan, on_token=received.append)
+    assert result["answered"] and len(received) >= 2, received
+    assert "".join(received).strip() == result["answer"]
+    assert result["short_answer"] in received[0] and received[0].rstrip().endswith((".", "?", "!"))
