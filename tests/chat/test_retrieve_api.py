@@ -76,3 +76,13 @@ def test_bad_input_is_a_400_that_names_the_fix(alice_client, payload, code):  # 
     assert response.status_code == 400, response.json()
     error = response.json()["error"]
     assert error["code"].startswith(code) and error["message"]
+
+
+def test_evidence_from_the_askers_own_world_graph_is_labelled_world(alice, alice_client, write_doc):  # type: ignore[no-untyped-def]
+    """A document Alice shared in her world-scope graph is world evidence for her too, not "private"."""
+    shared = graph_create(actor=alice, name="My shared quantum notes", scope=Scope.WORLD)
+    write_doc(shared, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, relations=QUANTUM_RELATIONS)
+    payload = {"question": "How are qubits shielded from noise?", "graph_id": shared.id, "mode": "rag"}
+    body = alice_client.post(RETRIEVE, payload, format="json").json()
+    assert body["count"] >= 1 and {item["graph_id"] for item in body["items"]} == {shared.id}
+    assert {item["origin"] for item in body["items"]} == {"world"}

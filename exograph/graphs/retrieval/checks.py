@@ -53,4 +53,6 @@ def check_graphs(*, actor: User, graphs: Sequence[Graph]) -> list[Graph]:
 
 
 def origin_of(*, actor: User, graph: Graph) -> Origin:
-    return "private" if graph.owner_id == actor.pk and not graph.is_world else "world"
+    """ "world" for the World Graph and every world-scope graph, the actor's own included (what a user shares is
+    world evidence, whoever asks); "private" only for the actor's private graphs."""
+    return "private" if graph.owner_id == actor.pk and graph.scope == Scope.PRIVATE and not graph.is_world else "world"
