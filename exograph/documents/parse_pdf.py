@@ -222,6 +222,20 @@ class Pdf:
                     raise ENCRYPTED from exc
         return self._pdfium
 
+    def title(self) -> str:
+        """The document information dictionary's /Title, one line (at most 500 characters), or "" when it has
+        none or cannot be read: pypdf's reading, pdfium's when pypdf could not open the file."""
+        try:
+            if self.reader is not None:
+                info = self.reader.metadata
+                raw = info.title if info is not None else None
+            else:
+                document = self.pdfium()
+                raw = document.get_metadata_dict().get("Title") if document is not None else None
+        except Exception:  # noqa: BLE001 - a damaged information dictionary only loses the title
+            return ""
+        return " ".join(str(raw or "").split())[:500]
+
     def close(self) -> None:
         if self._pdfium is not None:
             self._pdfium.close()
@@ -321,10 +335,10 @@ def ocr_text(engine: Any, image: Any) -> str:
 
 
 def pdf_inspect(data: bytes, options: Options) -> dict[str, Any]:
-    """Page count; refusal of files no engine opens, of blank files and of scans past the OCR page limit."""
+    """Page count and the /Title metadata; refusal of files no engine opens, of blank files and of scans past the OCR page limit."""
     pdf = Pdf(data, options)
     try:
-        return _inspect(pdf, options)
+        return {**_inspect(pdf, options), "title": pdf.title()}
     finally:
         pdf.close()
 

@@ -48,6 +48,8 @@ class ParseResult:
     # and how many pages were (parse) or will be (inspect, as far as it looked) read by OCR.
     engine: str = ""
     ocr_pages: int = 0
+    # The title the file's own metadata gives (inspect of a PDF: its /Title), "" when none.
+    title: str = ""
 
 
 # progress(fraction done, 0.0-1.0) while the sandbox parses; called in this process, from its stderr lines.
@@ -296,6 +298,7 @@ def document_inspect(*, data: bytes, content_type: DocumentType) -> ParseResult:
         pages_estimated=bool(answer.get("pages_estimated")),
         engine=str(answer.get("engine") or ""),
         ocr_pages=int(answer.get("ocr_pages") or 0),
+        title=str(answer.get("title") or ""),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from exograph.documents.services.state import (
     _pipeline_start,
     _price,
 )
+from exograph.documents.titles import title_for_upload
 from exograph.documents.validation import UploadedFile, text_decode, text_units
 from exograph.graphs.models import Graph, GraphKind
 
@@ -110,6 +111,8 @@ def document_upload_prepare(
         inspection = ParseResult(pages=text_units(text_decode(upload.data)), pages_estimated=False)
     else:
         inspection = document_inspect(data=upload.data, content_type=DocumentType(upload.content_type))
+        title = title_for_upload(filename=upload.filename, given=upload.title, metadata=inspection.title)
+        upload = replace(upload, title=title)  # a generic file name gives way to the file's own /Title
     return PreparedUpload(upload=upload, graph=graph, sha256=sha256, inspection=inspection, existing=existing)
 
 
