@@ -31,6 +31,8 @@ from exograph.core.llm.extractive_text import whole_sentences
 logger = logging.getLogger(__name__)
 
 MAX_SUBQUERY_CHARS = 300
+# A list mark a generated line opens with ("1.", "2)", "- ", "* "), never a topic's own figures ("after 2011").
+_LIST_MARK = re.compile(r"^(?:[-*•]+|\d{1,2}[.)])\s*")
 FINDING_CHARS = 600
 
 
@@ -100,7 +102,7 @@ def _unique(queries: Sequence[str], n: int) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for query in queries:
-        text = " ".join(query.split())[:MAX_SUBQUERY_CHARS].strip(" -*•0123456789.)\t")
+        text = _LIST_MARK.sub("", " ".join(query.split()))[:MAX_SUBQUERY_CHARS].strip()
         key = text.casefold()
         if len(text) >= 3 and key not in seen:
             seen.add(key)
@@ -114,7 +116,10 @@ def research_plan(*, topic: str, model: str) -> list[str]:
     """Sub-queries for topic (the topic first). Network call with a generating provider: raises LLMError."""
     n = int(settings.RESEARCH_SUBQUERIES[model])
     if _provider() == "extractive":
-        return _unique([topic[:MAX_SUBQUERY_CHARS], *_keyphrases(topic, n)], n)
+        from research.services.planning import offline_sub_questions
+
+        asked = offline_sub_questions(topic=topic[:MAX_SUBQUERY_CHARS], keyphrases=_keyphrases(topic, n), n=n)
+        return _unique([topic[:MAX_SUBQUERY_CHARS], *asked], n)
     text = _generate(
         model=model,
         system="You plan literature research. Answer with search queries only, one per line, no numbering.",
