@@ -7,7 +7,7 @@ import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
 from exograph.core.llm.extractive_figures import _UNIT_NEEDED, COUNTED, _counted_nouns
-from exograph.core.llm.extractive_referents import described_subject
+from exograph.core.llm.extractive_referents import _opens_with_pronoun, described_subject
 from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
     CANDIDATE_SENTENCES,
@@ -82,7 +82,12 @@ def _follow_chain(
     loose: tuple[float, str, list[_Sentence]] | None = None  # second links matched by the bridge alone
     # no nested part ("the court that heard X", "the owner of the maker of"), and not a place: places nest (a mall in
     # Tysons Corner, which is in Fairfax County), so a second sentence may name the larger place asked for
-    nested = _split_chain(question) is not None
+    split = _split_chain(question)
+    nested = split is not None
+    # a question describing its bridge by a noun ("Who founded the company that owns the ferry operator?"): its
+    # outer part asks the second link's relation; the inner part's ("owns the ferry operator") describes the bridge,
+    # so a second link saying only that one is no answer (not when the inner part describes the answer itself)
+    outer = _families(split[0]) if split is not None and antecedent else []
     flat = not nested and kind != "place"
     counted = COUNTED.search(question.casefold())
     if flat and counted and any(_counts(s.text, counted.group(1)) for s in ranked[:CANDIDATE_SENTENCES]):
@@ -103,7 +108,11 @@ def _follow_chain(
             continue
         if rank == 0 and who and any(_agent(first.text, name, who) for name in names_in(first.text)):
             return None  # "an army ... under Field Marshal X" for "who led the army": the best sentence names the doer
-        if rank == 0 and not open_families and flat and _candidates([first], question, kind, exclude=asked_names):
+        spans = _candidates([first], question, kind, exclude=asked_names)
+        if described and any(_stem(span.split()[-1].casefold()) == _stem(described) for _, span, _ in spans):
+            continue  # "Fenn is a member of the Green Party" for "which party ...": it names one of the asked noun, so
+            # it is the far end's link (or the answer itself), never the first
+        if rank == 0 and not open_families and flat and spans:
             # a flat question whose best sentence says the asked relation (no relation family left open) and
             # holds an answer of the asked kind: only other words are left ("consists of 26 programs" for "how many does it contain"),
             # which a second sentence about one of its names does not answer better
@@ -122,7 +131,12 @@ def _follow_chain(
             if described and _defines(first.text, bridge, described):
                 continue  # "Tunde Okoro is a jazz singer" for "this jazz singer": the answer itself, not a bridge
             for second in sentences:
-                meant = second.about if nested and described_subject(second.text) else ""
+                # ("Its chairman is X", "the company was bought": named by its passage's pronoun or noun)
+                meant = (
+                    second.about
+                    if described_subject(second.text) and nested or _opens_with_pronoun(second.text) and antecedent
+                    else ""
+                )
                 if second.text == first.text or not _found(bridge, f"{second.text} {meant}"):
                     continue  # (named, or meant by the noun its passage calls it: "In 2024 the company was bought")
                 if described and _defines(second.text, bridge, described):
@@ -137,6 +151,7 @@ def _follow_chain(
                     hits += 1  # a where/when/how-many question is answered by a span of that type
                 match = hits / wanted
                 strict = hits > 0 and match >= CHAIN_MIN
+                strict = strict and (not outer or any(f in _families(second.text) for f in outer))
                 if not strict and not _is_antecedent(bridge, first.text, antecedent):
                     continue
                 spans = _candidates(

@@ -22,6 +22,14 @@ _KIND_TYPES = {
 }
 
 
+# A day of the week, maybe recurring: "every Thursday evening", "the first Tuesday of each month", "Saturdays"
+_RECURRING = re.compile(
+    r"\b(?:(?:every|each)\s+(?:other\s+)?|(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
+    r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+of\s+(?:each|every|the)\s+month)?"
+    r"(?:\s+(?:morning|afternoon|evening|night)s?)?\b"
+)
+
+
 # The colours a "what colour" question is answered by, with a shade before one ("dark green", "pale blue"), and a
 # list of them as one answer ("green and white").
 _ONE_COLOUR = (
@@ -35,8 +43,8 @@ _COLOUR = re.compile(rf"{_ONE_COLOUR}(?:(?:,\s*|\s+and\s+|\s+or\s+|,\s+and\s+){_
 def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     """The spans of sentence that may answer a question of kind; a measure question ("how long", "how much") takes
     a number with its unit when the sentence writes one."""
-    if kind == "date":
-        return [m.group(0) for m in _DATE.finditer(sentence)]
+    if kind == "date":  # a day of the week where no date is written: "meets on the first Tuesday of each month"
+        return [m.group(0) for m in _DATE.finditer(sentence)] or [m.group(0) for m in _RECURRING.finditer(sentence)]
     if kind == "number":
         found = list(_NUMBER.finditer(sentence))
         return [_sign(sentence, m.start()) + ((measure and _measured(sentence, m)) or m.group(0)) for m in found]

@@ -173,6 +173,8 @@ def _candidates(
         nonlocal typed_ok
         types = sentence.types or {}
         spans = _spans(sentence.text, kind, measure)
+        if kind == "date" and _WEEKDAY.search(question):  # "open on Saturdays": the hours, not another day
+            spans = [span for span in spans if not _WEEKDAY.search(span)]
         if kind == "date":
             # "at what time do we meet": a time of day, never "699" of "699 metres"; "when is it open": a date or
             # the hours it gives ("from 10am to 2pm")
@@ -386,8 +388,9 @@ def _candidates(
                 fits = 1
             elif counted and _counts_other(sentence.text, span, money=False):
                 bonus -= UNSAID  # "how many contributors": not "two" of "two million users"
-            if defined:
-                bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"
+            if defined or (described and _stem(span.split()[-1].casefold()) == _stem(described)):
+                bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"; the
+                # name's own noun is the asked one: "the Tideway Sculling Association" for "which association"
                 fits = 1
             elif described:
                 role = _role_before(sentence.text, span)
@@ -415,6 +418,8 @@ def _candidates(
                 bonus += SAID  # "visit the Blue John Cavern" for "which cave will they visit"
             if who_verb and not _says_verb(resolved(sentence.text, sentence.about), who_verb, who_family):
                 bonus -= UNSAID
+            elif role_act and not who_verb and not _says_verb(sentence.text, role_act, family_words(role_act)):
+                bonus -= UNSAID  # "Who was the architect of X?" over a sentence saying no designing of it
             if who_verb and _converse_doer(sentence.text, span, who_verb):
                 bonus += AGENT  # "bought it from Trinity House" for "who sold it"
             elif who_verb and _converse_subject(sentence.text, span, who_verb):

@@ -80,7 +80,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
     frozenset(words.split())
     for words in (
         "own owns owned owner owners owning acquire acquired acquires acquisition bought buy buys purchase "
-        "purchased parent subsidiary took takeover",
+        "purchased parent subsidiary took takeover belong belongs belonged",
         "make makes made maker manufacture manufactures manufactured manufacturer produce produces produced "
         "producer build builds built builder assemble assembled fabricates fabricated construct constructs constructed "
         "construction contractor erect erected",
@@ -101,7 +101,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "wrote write writes written author authored writer penned screenwriter screenwriters screenplay co-wrote co-written "
         "co-writer",
         "stars starred starring co-stars co-starred co-starring",
-        "play plays played player member joined",
+        "play plays played player member members joined belong belongs belonged",
         "marry married spouse wife husband",
         "locate located based headquartered headquarters situated lies host hosts hosted home",
         "employ employs employed employing employee employees employer employers staff workforce headcount worker workers",
@@ -269,7 +269,7 @@ def _found(name: str, text: str) -> bool:
         re.sub(r"['’]s$", "", w) for w in _NAME_WORD.findall(name.casefold()) if w not in _STOP and w not in _CONNECTORS
     ]
     have = _all_stems(text)
-    return (bool(words) and all(_stem(w) in have for w in words)) or _spelled_out(name, text)
+    return (bool(words) and all(_stem(w) in have for w in words)) or bool(spelled(name, text))
 
 
 def _named(key: str, text: str) -> bool:
@@ -286,16 +286,15 @@ def _named(key: str, text: str) -> bool:
 _ACRONYM = re.compile(r"[A-Z]{2,6}")
 
 
-def _spelled_out(acronym: str, text: str) -> bool:
-    """Whether text writes acronym out: consecutive words whose initials spell it ("New York University" for NYU;
-    of/and/the/for between them skipped)."""
-    return bool(spelled(acronym, text))
-
-
 def _written_out(key: str, text: str) -> bool:
-    """key is an acronym (or its plural) the text writes out: "SREs" over "two site reliability engineers"."""
+    """The text writes key in another form: an acronym (or its plural) written out ("SREs" over "two site reliability
+    engineers"), or the place of a demonym: a capitalised word opening with the first four letters of its stem
+    ("Scotland" for "the tallest Scottish lighthouse", "Norway" for "Norwegian", "Japan" for "Japanese")."""
     acronym = re.fullmatch(r"([A-Z]{2,6})s?", key)
-    return acronym is not None and _spelled_out(acronym.group(1), text)
+    if acronym is not None:
+        return bool(spelled(acronym.group(1), text))
+    head = re.sub(r"(?:an|ish|ese|ian|ic|ch|i)$", "", key)[:4] if _NATIONALITY.fullmatch(key) and "-" not in key else ""
+    return len(head) == 4 and re.search(rf"\b{head}[a-z]*\b", text) is not None
 
 
 def spelled(acronym: str, text: str) -> str:
@@ -328,7 +327,7 @@ def _word_match(wanted: set[str], sentence: str, family: float, acronyms: Sequen
     out ("CFO": "chief financial officer"), and half a word for a shared relation family."""
     if not wanted:
         return 0.0
-    have = _stems(sentence) | {a.casefold() for a in acronyms if _spelled_out(a, sentence)}
+    have = _stems(sentence) | {a.casefold() for a in acronyms if spelled(a, sentence)}
     return min(1.0, (len(wanted & have) + 0.5 * family) / len(wanted))
 
 
