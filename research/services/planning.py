@@ -8,6 +8,8 @@ keyphrase (YAKE); the others are ranked by their best keyphrase. Each sub-questi
 grammatical for any noun phrase, so every topic gets whole questions, never word windows:
 
 - "What is known about <subject>?"
+- "What is known about <phrase>?" for each phrase coordinated with a shared "of" tail ("conservation and loans of
+  the museum": the conservation of the museum, the loans of the museum);
 - "How are <subject> and <facet> related?" for the next facets;
 - "What happened to <subject> after 2011?" for a year the topic dates with a preposition;
 - then, while the plan is short of its size, "What is the history of <subject>?" and "Who is involved in <subject>?".
@@ -132,6 +134,18 @@ def _with_article(topic: str, start: int, phrase: str) -> str:
     return f"the {phrase}" if phrase[:1].islower() and " of " in phrase else phrase
 
 
+def _shared_tails(topic: str, spans: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """Phrases coordinated with a next phrase that ends in an "of" tail ("conservation and loans of the museum"):
+    index -> the tail it shares ("the museum")."""
+    tails: dict[int, str] = {}
+    for index in range(len(spans) - 1, 0, -1):
+        (a, b), (c, d) = spans[index - 1], spans[index]
+        tail = tails.get(index) or (topic[c:d].split(" of ", 1)[1] if " of " in topic[c:d] else "")
+        if tail and " of " not in topic[a:b] and re.fullmatch(r"\s*(?:,|,?\s*(?:and|or))\s*", topic[b:c]):
+            tails[index - 1] = tail
+    return tails
+
+
 def offline_sub_questions(*, topic: str, keyphrases: Sequence[str], n: int) -> list[str]:
     """Up to n - 1 readable sub-questions of topic (the plan puts the topic itself first)."""
     tokens, names = _tokens(topic)
@@ -139,6 +153,9 @@ def offline_sub_questions(*, topic: str, keyphrases: Sequence[str], n: int) -> l
     if not spans:
         return []
     phrases = [topic[a:b] for a, b in spans]
+    shared = _shared_tails(topic, spans)
+    for index, tail in shared.items():
+        phrases[index] = f"{phrases[index]} of {tail}"
     named = [i for i, (a, b) in enumerate(spans) if any(a < ne and na < b for na, ne in names)]
     ranked = sorted(range(len(spans)), key=lambda i: (_rank(phrases[i], keyphrases), i))
     # The topic's head when it opens with a noun phrase ("impact of microplastics on ..."), else its first name,
@@ -147,13 +164,19 @@ def offline_sub_questions(*, topic: str, keyphrases: Sequence[str], n: int) -> l
     subject_index = 0 if opens else named[0] if named else ranked[0]
     subject = _with_article(topic, spans[subject_index][0], phrases[subject_index])
     questions = [f"What is known about {subject}?"]
+    # "conservation and loans of the museum": each coordinated phrase is asked about with its shared tail.
+    questions += [
+        f"What is known about {_with_article(topic, spans[i][0], phrases[i])}?"
+        for i in sorted({*shared, *(i + 1 for i in shared)})
+        if i != subject_index
+    ]
     for token_index, token in enumerate(tokens):
         previous = tokens[token_index - 1].text.casefold() if token_index else ""
         if _YEAR.match(token.text) and previous in _DATING:
             tense = "has happened" if previous == "since" else "happened"
             questions.append(f"What {tense} to {subject} {previous} {token.text}?")
             break
-    seen = {phrases[subject_index].casefold()}
+    seen = {phrases[subject_index].casefold(), *(phrases[i].casefold() for i in {*shared, *(i + 1 for i in shared)})}
     for index in ranked:
         key = phrases[index].casefold()
         if key in seen or set(key.split()) <= set(phrases[subject_index].casefold().split()):
@@ -161,7 +184,8 @@ def offline_sub_questions(*, topic: str, keyphrases: Sequence[str], n: int) -> l
         seen.add(key)
         facet = _with_article(topic, spans[index][0], phrases[index])
         questions.append(f"How are {subject} and {facet} related?")
+    about = next(iter(shared.values()), subject)  # coordinated phrases: the angles ask about what they share
     for word, angle in _ANGLES:  # while short: angles any noun phrase takes (not one repeating the subject's word)
-        if word not in subject.casefold().split():
-            questions.append(angle.format(subject=subject))
+        if word not in about.casefold().split():
+            questions.append(angle.format(subject=about))
     return questions[: max(0, n - 1)]

@@ -48,3 +48,13 @@ def test_a_topic_dated_by_a_year_keeps_it_and_asks_what_happened_then():  # type
     assert plan[0] == "water quality of the River Teme after 2015"  # the year was cut off as a list number
     assert plan[1] == "What is known about the water quality of the River Teme?"
     assert plan[2] == "What happened to the water quality of the River Teme after 2015?"
+
+
+def test_phrases_sharing_an_of_tail_are_each_asked_about_with_it():  # type: ignore[no-untyped-def]
+    plan = research_plan(topic="origins, members and funding of the Brackenfield Choir", model="ponder")
+    assert plan[1:4] == [
+        "What is known about the origins of the Brackenfield Choir?",
+        "What is known about the members of the Brackenfield Choir?",
+        "What is known about the funding of the Brackenfield Choir?",
+    ]
+    assert plan[4] == "What is the history of the Brackenfield Choir?"
