@@ -202,6 +202,8 @@ def _between_verb(text: str) -> tuple[str, bool] | None:
         lemma = verb_lemma(word)
         if lemma is None:
             continue
+        if _new_subject(words[:index]):
+            return None  # "X and the treasurer is Y": the verb is another subject's, not X's
         rest = [w.lower() for w in words[index + 1 :]]
         if lemma == "IS" and rest[:1] in (["a"], ["an"], ["the"]):
             return "IS_A", False
@@ -211,6 +213,20 @@ def _between_verb(text: str) -> tuple[str, bool] | None:
         passive = "by" in rest[:2]
         return lemma, passive
     return None
+
+
+_CLAUSE_JOINS = frozenset("and but or while whereas".split())
+_DETERMINERS = frozenset("the a an its his her their our this that these those".split())
+
+
+def _new_subject(before: Sequence[str]) -> bool:
+    """Whether the words before a verb open a clause of its own ("and the treasurer"): a joining word, then a
+    determiner and the noun that is the verb's subject."""
+    lowered = [word.casefold() for word in before]
+    return any(
+        word in _CLAUSE_JOINS and i + 2 < len(lowered) and lowered[i + 1] in _DETERMINERS
+        for i, word in enumerate(lowered)
+    )
 
 
 _PARTICLES = {"back", "up", "out", "off", "down", "over", "away", "on", "in", "about", "around", "through"}
