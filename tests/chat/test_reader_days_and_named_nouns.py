@@ -31,3 +31,15 @@ def test_belonging_to_an_owner_is_ownership() -> None:
     texts = ("The Calder Observatory stands on Ben Ruthar. The observatory belongs to the University of Fennick.",)
     read = read_as_chat("Which university owns the observatory on Ben Ruthar?", *texts)
     assert read.answered and read.short == "University of Fennick", read.text
+
+
+def test_how_far_is_answered_by_a_distance_not_a_price() -> None:
+    texts = ("The honey is jarred at Moss End, three kilometres away, and sold at the village shop for 6 pounds a jar.",)
+    read = read_as_chat("How far away is Moss End?", *texts)
+    assert read.answered and read.short == "three kilometres", read.text
+
+
+def test_a_month_that_recurs_each_year_answers_which_month() -> None:
+    texts = ("The cider is pressed each November in the old barn at Pollard's Yard.",)
+    read = read_as_chat("In which month is the cider pressed?", *texts)
+    assert read.answered and read.short == "November", read.text

@@ -146,6 +146,7 @@ def _candidates(
     measure = measure or bool(money)  # "what is the cheapest ticket price": "25 pounds", with its unit
     unit_needed = _UNIT_NEEDED.search(question) is not None or (kind == "number" and measure_asked(question))
     dimension = _DIMENSION.search(question) is not None
+    far = re.search(r"\bhow\s+far\b", question, re.IGNORECASE) is not None  # a distance (or the time it takes)
     sized = sized_noun(question)
     described = head_noun(question) if kind not in ("date", "number") else ""
     verb, doer = (asked_object(question), what_verb(question)) if kind == "name" else ("", "")
@@ -371,6 +372,8 @@ def _candidates(
                 continue  # "Tallowdb 4.0 was released": a version after a name, never a price
             elif money and (unit in _UNITS or span.endswith("%")):
                 continue  # "how much did they pay", "what is its price": not "two weeks", nor "38%" of something
+            elif far and unit in _UNITS and unit not in _TIME_OR_LENGTH:
+                continue  # "how far is the farm": "two miles", never the "4 pounds" a bottle costs
             elif dimension and unit in _TIMES:
                 continue  # "how high is the waterfall": not the "six hours" the walk to it takes
             elif measure and unit in _UNITS and not (durational and unit not in _TIME_OR_LENGTH):

@@ -42,7 +42,8 @@ _MONTHS = (
 _DATE = re.compile(
     rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{3,4}}|(?:{_MONTHS})\s+\d{{3,4}}|"
     rf"\d{{1,2}}\s+(?:{_MONTHS})(?!\w)|(?:{_MONTHS})\s+\d{{1,2}}(?![\d,])|"  # a day with no year: "on 12 April"
-    rf"(?:(?<=\bin\s)|(?<=\bby\s)|(?<=\buntil\s)|(?<=\bbefore\s))(?:{_MONTHS})(?!\s*\d)|"  # "close in June"
+    rf"(?:(?<=\bin\s)|(?<=\bby\s)|(?<=\buntil\s)|(?<=\bbefore\s)|(?<=\beach\s)|(?<=\bevery\s))"
+    rf"(?:{_MONTHS})(?!\s*\d)|"  # "close in June", "pressed each October"
     r"(?<![\d.,])\d{3,4}(?:s)?(?![\d.,]\d))\b"
 )
 _NUMBER = re.compile(
