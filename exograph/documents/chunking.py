@@ -169,20 +169,27 @@ def _render(piece: Sequence[_Unit], *, heading: str, first: bool) -> str:
 
 
 def _sections_with_pages(blocks: Sequence[Block]) -> Iterable[tuple[int | None, str, list[_Unit]]]:
-    """Sections as (page, heading, units); a DOCX section keeps the page of its first block."""
+    """Sections as (page, heading, units); a DOCX section keeps the page of its first block. A section that is only
+    its heading (a document's title straight above its first subheading) opens the next section instead of being a
+    passage of a title alone, which search ranked high and which says nothing."""
     key: tuple[str, object] | None = None
     page: int | None = None
     heading = ""
     words: list[_Unit] = []
+    bare = False  # the section so far holds headings only
     for block in blocks:
         block_key: tuple[str, object] = ("page", block.page) if block.kind == "page" else ("heading", block.heading)
         if block_key != key:
-            if words:
+            carried = words if bare and block_key[0] == "heading" and key is not None and key[0] == "heading" else []
+            if words and not carried:
                 yield page, heading, words
-            key, page, heading, words = block_key, block.page, ("" if block.kind == "page" else block.heading), []
+            key, heading, words = block_key, ("" if block.kind == "page" else block.heading), carried
+            page = page if carried else block.page
+            bare = True
         units = _units(block.text)
         if words and units:  # a block of the same section is a paragraph of its own
             units[0] = _Unit(units[0].text, False, paragraph=True)
         words.extend(units)
+        bare = bare and block.kind == "heading"
     if words:
         yield page, heading, words
