@@ -86,3 +86,19 @@ def test_evidence_from_the_askers_own_world_graph_is_labelled_world(alice, alice
     body = alice_client.post(RETRIEVE, payload, format="json").json()
     assert body["count"] >= 1 and {item["graph_id"] for item in body["items"]} == {shared.id}
     assert {item["origin"] for item in body["items"]} == {"world"}
+
+
+@pytest.mark.parametrize("mode", ["rag", "graph"])
+def test_a_shared_document_read_in_two_world_graphs_is_one_passage_each(alice, alice_client, write_doc, mode):  # type: ignore[no-untyped-def]
+    """A world upload lands in its owner's world graph and in the World Graph under the same chunk ids: a world
+    question gets each passage once, so the top_k slots hold different passages."""
+    from exograph.graphs.services import world_graph
+
+    shared = graph_create(actor=alice, name="My shared quantum notes", scope=Scope.WORLD)
+    for graph in (shared, world_graph()):
+        write_doc(graph, alice, texts=QUANTUM_TEXTS, entities=QUANTUM_ENTITIES, document_id="doc_shared_q")
+    payload = {"question": "How are qubits shielded from noise?", "graph_scope": "world", "mode": mode, "top_k": 10}
+    body = alice_client.post(RETRIEVE, payload, format="json").json()
+    chunks = [item["chunk_id"] for item in body["items"] if item["kind"] == "passage"]
+    assert chunks and len(chunks) == len(set(chunks)), chunks
+    assert set(chunks) <= {"doc_shared_q:0", "doc_shared_q:1"}

@@ -24,9 +24,10 @@ def assemble(
     *, actor: User, reads: list[GraphRead], mode: Mode, question: str, top_k: int, budget: int
 ) -> RetrievalResult:
     contributors: set[int] = set()
-    ranked_passages = sorted(
-        ((score, r, cid) for r in reads for cid, score in r.passages.items()), key=lambda t: (-t[0], t[2])
-    )[:top_k]
+    ranked_passages = _distinct(
+        sorted(((score, r, cid) for r in reads for cid, score in r.passages.items()), key=lambda t: (-t[0], t[2])),
+        top_k,
+    )
     # Facts cite their passages: in graph mode the passages a top fact was extracted from come along.
     fact_rows = sorted(
         ((score, r, triple) for r in reads for triple, score in r.facts.items()), key=lambda t: (-t[0], t[2])
@@ -80,10 +81,12 @@ def assemble(
     for _, read, relation in facts:
         if relation.chunk_ids and (read, relation.chunk_ids[0]) not in passage_keys:
             passage_keys.append((read, relation.chunk_ids[0]))
+    cited_chunks: set[str] = set()
     for read, cid in passage_keys:
         row = chunk_rows[read.graph.id].get(cid)
-        if row is None:
-            continue  # deleted between the reads
+        if row is None or cid in cited_chunks:
+            continue  # deleted between the reads, or the same passage already taken from another graph
+        cited_chunks.add(cid)
         mentions = tuple(
             sorted({e for rel in read.relations if cid in rel.chunk_ids for e in (rel.source_id, rel.target_id)})
         )
@@ -162,6 +165,20 @@ def assemble(
         used += len(item.text)
         kept.append(item)
     return RetrievalResult(mode=mode, items=kept, contributor_ids=sorted(contributors), truncated=truncated)
+
+
+def _distinct(ranked: list[tuple[float, GraphRead, str]], top_k: int) -> list[tuple[float, GraphRead, str]]:
+    """The first top_k passages, each chunk once: a document shared to the World Graph is read there and in its
+    owner's world graph under the same chunk id (its best-ranked copy is kept)."""
+    kept: list[tuple[float, GraphRead, str]] = []
+    seen: set[str] = set()
+    for row in ranked:
+        if row[2] not in seen:
+            seen.add(row[2])
+            kept.append(row)
+            if len(kept) >= top_k:
+                break
+    return kept
 
 
 def _relation_item(*, actor: User, read: GraphRead, relation: Relation, kind: Kind, score: float, prov) -> Evidence:  # type: ignore[no-untyped-def]
