@@ -22,6 +22,23 @@ _KIND_TYPES = {
 }
 
 
+# A label over a list of people: "Authors: Hanna Berg and Tomas Ruiz", "Attendees: ...", "Speakers: ..."
+_PEOPLE_LABEL = re.compile(
+    r"\b(authors?|attendees|present|speakers?|presenters?|editors?|contributors?|organi[sz]ers?|written by)\s*:\s*",
+    re.IGNORECASE,
+)
+
+
+def people_label(sentence: str, span: str) -> str:
+    """The label (lower case) of a list of people span is in ("authors" for "Authors: Hanna Berg and Tomas Ruiz,
+    University of Tartu"), or "": they are people whatever the NER says, and the label says what they did."""
+    for label in _PEOPLE_LABEL.finditer(sentence):
+        listed = re.match(rf"(?:[^:;.]*?(?:,|\band)\s+)?{re.escape(span)}\b", sentence[label.end() :])
+        if listed is not None and len(span.split()) >= 2:
+            return label.group(1).casefold()
+    return ""
+
+
 # A day of the week, maybe recurring: "every Thursday evening", "the first Tuesday of each month", "Saturdays"
 _RECURRING = re.compile(
     r"\b(?:(?:every|each)\s+(?:other\s+)?|(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
@@ -69,6 +86,10 @@ def _spans(sentence: str, kind: str, measure: bool = False) -> list[str]:
     subject = re.match(r"([A-Z][\w-]*)\s+([a-z][a-z-]+)\s+(?:is|was|are|were)\s+(?:an?|the)\b", sentence)
     if kind == "name" and subject is not None and subject.group(1) in names:
         names = [subject.group(0).rsplit(" ", 2)[0] if n == subject.group(1) else n for n in names]
+    if kind == "name":  # "the Apache 2.0 licence", "Python 3.11": a name with its version is one name
+        names = [
+            v.group(0) if (v := re.search(rf"\b{re.escape(n)}\s+v?\d+(?:\.\d+)+\b", sentence)) else n for n in names
+        ]
     if kind == "person":
         names = [_person_named(name, sentence) for name in names if not _NATIONALITY.match(name)]
     if kind == "place":

@@ -39,7 +39,7 @@ from exograph.core.llm.extractive_figures import (
     sized_noun,
     with_times,
 )
-from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types
+from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types, people_label
 from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
     _AUXILIARY,
@@ -272,7 +272,9 @@ def _candidates(
                 typed = "LOCATION"  # "off Skelly Point", "on Skerry Head": a place the NER took for a body
             if kind == "person" and typed != "PERSON" and any(_defines(sentence.text, span, n) for n in _SETTLEMENTS):
                 typed = "LOCATION"  # "Portleven is a village at the mouth of ...": a place whatever the NER says
-            if kind == "person" and typed != "PERSON" and _titled(sentence.text, span):
+            # "Authors: X and Y, University of Tartu": the people listed (the NER's organisation is none)
+            listed = people_label(sentence.text, span) if kind == "person" and typed != "ORGANIZATION" else ""
+            if kind == "person" and typed != "PERSON" and (_titled(sentence.text, span) or listed):
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
             apposed = bool(described) and _apposed(sentence.text, span, described)
             defined = apposed or (bool(described) and _defines(sentence.text, span, described))
@@ -434,6 +436,9 @@ def _candidates(
                     bonus -= ROLE_REVERSED
             elif who_verb:
                 agent = _agent(sentence.text, span, who_verb)  # "a single supplier for motors, Kessel Drives"
+            if not agent and listed:
+                said = family_words(listed.removesuffix("s"))  # "Authors:" for "who wrote"
+                agent = bool(said & (who_family or family_words(role_act)))
             if not agent and role_act:
                 agent = _agent(sentence.text, span, role_act)  # "written by X" for "which screenwriter ..."
             if agent:

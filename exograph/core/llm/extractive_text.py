@@ -99,7 +99,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "die died death",
         "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding "
         "scrap scrapped demolish demolished",
-        "wrote write writes written author authored writer penned screenwriter screenwriters screenplay co-wrote co-written "
+        "wrote write writes written author authors authored writer penned screenwriter screenwriters screenplay co-wrote co-written "
         "co-writer",
         "stars starred starring co-stars co-starred co-starring",
         "play plays played player member members joined belong belongs belonged",
