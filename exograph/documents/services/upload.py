@@ -35,7 +35,7 @@ from exograph.documents.services.state import (
     _pipeline_start,
     _price,
 )
-from exograph.documents.titles import title_for_upload
+from exograph.documents.titles import text_heading, title_for_upload
 from exograph.documents.validation import UploadedFile, text_decode, text_units
 from exograph.graphs.models import Graph, GraphKind
 
@@ -108,7 +108,10 @@ def document_upload_prepare(
         inspection = ParseResult(pages=existing.pages, pages_estimated=existing.pages_estimated)
     elif upload.content_type in TEXT_TYPES:
         # No sandbox for text: validation decoded it; units are characters / DOCUMENTS_TEXT_CHARS_PER_UNIT.
-        inspection = ParseResult(pages=text_units(text_decode(upload.data)), pages_estimated=False)
+        text = text_decode(upload.data)
+        inspection = ParseResult(pages=text_units(text), pages_estimated=False)
+        title = title_for_upload(filename=upload.filename, given=upload.title, metadata=text_heading(text))
+        upload = replace(upload, title=title)  # a generic file name gives way to the note's opening heading
     else:
         inspection = document_inspect(data=upload.data, content_type=DocumentType(upload.content_type))
         title = title_for_upload(filename=upload.filename, given=upload.title, metadata=inspection.title)
