@@ -8,8 +8,17 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from exograph.core.llm.extractive_asked import _NOUN_TYPES, _PERSON_NOUNS, _singular, asked_noun, head_noun
+from exograph.core.llm.extractive_asked import (
+    _NOUN_TYPES,
+    _PERSON_NOUNS,
+    _PLACE_NOUNS,
+    _singular,
+    asked_noun,
+    head_noun,
+)
 from exograph.core.llm.extractive_figures import _FREQUENCY
+from exograph.core.llm.extractive_link import _ROLE_ASKED
+from exograph.core.llm.extractive_referents import _SAME_THING
 from exograph.core.llm.extractive_roles import _common_places, role_phrases
 from exograph.core.llm.extractive_text import _DATE, _NATIONALITY, _NUMBER, _measured, _stem, names_in, spelled
 
@@ -37,6 +46,30 @@ def people_label(sentence: str, span: str) -> str:
         if listed is not None and len(span.split()) >= 2:
             return label.group(1).casefold()
     return ""
+
+
+def same_noun(noun: str, asked: str) -> bool:
+    """noun names what the asked noun does: itself, or its other word ("firm" for "which company")."""
+    return bool(noun) and (_stem(noun) == _stem(asked) or any({noun, asked} <= group for group in _SAME_THING))
+
+
+def asked_role(question: str) -> str:
+    """The role a "Who is the <role>?" question asks for ("Who is the club treasurer?" -> treasurer), or ""."""
+    match = _ROLE_ASKED.match(question)
+    return _singular((match.group(2) or match.group(1)).casefold()) if match else ""
+
+
+def role_bound(sentence: str, span: str) -> str:
+    """The role noun a copula binds span to ("the treasurer is Raj Patel", "Raj Patel is the club's treasurer",
+    "the accompanist, Tomas Lindqvist"), singular and lower case; "" when none."""
+    name = re.escape(span)
+    before = re.search(rf"\b([a-z][a-z-]+)(?:\s+(?:is|was|will be|has been)|,)\s+{name}\b", sentence)
+    after = re.search(
+        rf"\b{name},?\s+(?:is|was|will be|has been|as)\s+(?:the|its|their|our)\s+([a-z'’\s-]+?)\b(?=[,.;]|$|\s+(?:and|of|for|since|until)\b)",
+        sentence,
+    )
+    word = (before.group(1) if before else "") or (after.group(1).split()[-1] if after else "")
+    return _singular(word) if word and word not in ("and", "or", "but", "that", "which", "who") else ""
 
 
 # A day of the week, maybe recurring: "every Thursday evening", "the first Tuesday of each month", "Saturdays"
@@ -180,3 +213,15 @@ def _common_name(name: str, sentences: Sequence[str], kind: str) -> str:
     pattern = re.compile(rf"\b{re.escape(words[0])}\s+(?:[A-Z]\.\s+)?{re.escape(words[-1])}\b")
     found = [m.group(0) for s in sentences if (m := pattern.search(s))]
     return max(sorted(set(found)), key=found.count) if found else name
+
+
+_ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
+
+
+def _role_before(sentence: str, span: str) -> str:
+    """The role noun written just before span ("the novelist Ida Warne" -> novelist), lower case; "" if none."""
+    match = re.search(rf"\b([a-z][a-z-]+)\s+{re.escape(span)}", sentence)
+    if match is None:
+        return ""
+    word = _singular(match.group(1).split("-")[-1])
+    return word if word in _ROLES else ""

@@ -136,10 +136,12 @@ def _agent(sentence: str, span: str, verb: str) -> bool:
     )
     if any(_kin(m.group(1), verb) for m in listed):
         return True
-    # "Lina drew the shop's logo": the name before the verb does it
+    # "Lina drew the shop's logo": the name before the verb does it (not "a studio in Ludlow run by X")
     if any(
         _kin(m.group(1), verb)
-        for m in re.finditer(rf"\b{name}\s+(?:(?:also|then|later|first|herself|himself)\s+)?([a-z]+)\b", sentence)
+        for m in re.finditer(
+            rf"\b{name}\s+(?:(?:also|then|later|first|herself|himself)\s+)?([a-z]+)\b(?!\s+by\b)", sentence
+        )
     ):
         return True
     # "The movie stars X, Y and Z", "a 1945 film starring X": a film stars its cast, who star in it

@@ -8,9 +8,7 @@ from collections.abc import Callable, Sequence
 
 from exograph.core.llm.extractive_asked import (
     _NOUN_TYPES,
-    _PERSON_NOUNS,
     _PLACE_NOUNS,
-    _singular,
     asked_noun,
     asked_object,
     asked_verb,
@@ -39,7 +37,18 @@ from exograph.core.llm.extractive_figures import (
     sized_noun,
     with_times,
 )
-from exograph.core.llm.extractive_kinds import _apposed, _spans, _type_of, expected_types, people_label
+from exograph.core.llm.extractive_kinds import (
+    _ROLES,
+    _apposed,
+    _role_before,
+    _spans,
+    _type_of,
+    asked_role,
+    expected_types,
+    people_label,
+    role_bound,
+    same_noun,
+)
 from exograph.core.llm.extractive_referents import _personal, resolved
 from exograph.core.llm.extractive_roles import (
     _AUXILIARY,
@@ -163,6 +172,7 @@ def _candidates(
     # "Which screenwriter worked on it?": the asked noun names an act ("written by X") whatever the question's verb
     role_act = act_asked(question, described) if kind == "person" else ""
     whose = _ROLE_OF.match(question) if kind == "person" else None
+    role_asked = asked_role(question) if kind == "person" else ""  # "Who is the club treasurer?"
     closing = closing_verb(question) if kind not in ("date", "number") else ""
     # "who pays for it": a sentence that never says paying (or funding) names someone else ("released by X")
     who_family = family_words(who_verb) if who_verb else set()
@@ -276,7 +286,10 @@ def _candidates(
             listed = people_label(sentence.text, span) if kind == "person" and typed != "ORGANIZATION" else ""
             if kind == "person" and typed != "PERSON" and (_titled(sentence.text, span) or listed):
                 typed = "PERSON"  # "the engineer Agnes Vireo": a person whatever the NER says
-            apposed = bool(described) and _apposed(sentence.text, span, described)
+            # "Harlow Works, the oldest museum", "the Nuremberg firm Lehmann" for "which company"
+            apposed = bool(described) and (
+                _apposed(sentence.text, span, described) or same_noun(_role_before(sentence.text, span), described)
+            )
             defined = apposed or (bool(described) and _defines(sentence.text, span, described))
             if wanted and typed not in wanted and ((noun and noun in _all_stems(span)) or apposed):
                 # "River Noe" for "which river": the name's own noun types it, whatever the NER says; so does the
@@ -393,13 +406,16 @@ def _candidates(
                 fits = 1
             elif counted and _counts_other(sentence.text, span, money=False):
                 bonus -= UNSAID  # "how many contributors": not "two" of "two million users"
+            bound = role_bound(sentence.text, span) if role_asked else ""  # "the treasurer is Raj Patel"
+            if bound and bound in _ROLES | {role_asked}:
+                bonus += DEFINED if _stem(bound) == _stem(role_asked) else -ROLE_OTHER
             if defined or (described and _stem(span.split()[-1].casefold()) == _stem(described)):
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"; the
                 # name's own noun is the asked one: "the Tideway Sculling Association" for "which association"
                 fits = 1
             elif described:
                 role = _role_before(sentence.text, span)
-                if role and _stem(role) == _stem(described):
+                if role and same_noun(role, described):
                     bonus += DEFINED  # "the actor Declan Ormsby" for "which actor"
                     fits = 1
                 elif role:
@@ -476,13 +492,3 @@ def _original(text: str, names: Sequence[str]) -> list[str]:
 
 
 _WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b")
-_ROLES = _PERSON_NOUNS | _PLACE_NOUNS | frozenset(_NOUN_TYPES)
-
-
-def _role_before(sentence: str, span: str) -> str:
-    """The role noun written just before span ("the novelist Ida Warne" -> novelist), lower case; "" if none."""
-    match = re.search(rf"\b([a-z][a-z-]+)\s+{re.escape(span)}", sentence)
-    if match is None:
-        return ""
-    word = _singular(match.group(1).split("-")[-1])
-    return word if word in _ROLES else ""
