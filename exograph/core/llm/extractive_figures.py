@@ -79,7 +79,7 @@ def with_times(question: str, sentence: str, dates: list[str]) -> list[str]:
 _FREQUENCY = re.compile(
     r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|"
     r"(?:every|each)\s+(?:other\s+|(?:\w+\s+)?)?(?:day|night|week|fortnight|month|quarter|year|hour|minute|morning|evening|"
-    r"weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?|"
+    r"weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?(?:(?:,\s+|\s+and\s+)(?:mon|tues|wednes|thurs|fri|satur|sun)days?)*|"
     r"(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+(?:day|night|week|fortnight|month|quarter|year|hour))\b",
     re.IGNORECASE,
 )

@@ -375,8 +375,10 @@ def _common_places(sentence: str) -> list[str]:
         kept = words.split()
         while kept and not _site(kept[-1]):
             kept.pop()
+        place = "the " + " ".join(kept)  # "the back room of the Cock Hotel" (not "the town of X": X is the place)
+        whose = re.search(rf"\b{re.escape(place)}( of the [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*)", sentence)
         if kept:
-            out.append("the " + " ".join(kept))
+            out.append(place + (whose.group(1) if whose else ""))
     return out
 
 

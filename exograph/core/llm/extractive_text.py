@@ -81,7 +81,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
     frozenset(words.split())
     for words in (
         "own owns owned owner owners owning acquire acquired acquires acquisition bought buy buys purchase "
-        "purchased parent subsidiary took takeover belong belongs belonged",
+        "purchased parent subsidiary took takeover belong belongs belonged proprietor proprietors",
         "make makes made maker manufacture manufactures manufactured manufacturer produce produces produced "
         "producer build builds built builder assemble assembled fabricates fabricated construct constructs constructed "
         "construction contractor erect erected",
@@ -95,6 +95,7 @@ RELATION_FAMILIES: tuple[frozenset[str], ...] = tuple(
         "fund funds funded funding finance finances financed pay pays paid sponsor sponsors sponsored backer "
         "backed bankroll bankrolled cover covers covered",
         "design designs designed designer architect plan plans planned draw drew drawn drafted",
+        "donate donates donated donation donor donors gift gifted bequeath bequeathed",
         "born birth birthplace native",
         "die died death",
         "close closed closes closure shut defunct dissolved liquidated disband disbands disbanded disbanding "
