@@ -113,7 +113,9 @@ def pronoun_referents(sentences: Sequence[str], lead: str, defined: dict[str, st
         opening = (
             _PRONOUN.match(sentence) or _FRONTED.match(sentence) or (_DESCRIBED.match(sentence) if index else None)
         )
-        noun = _THE_NOUN.match(sentence) if opening is None and defined else None
+        # "The bakery buys ..." after "Harrow Lane Bakery is a family bakery": the name the document defines the
+        # noun by, not the nearest earlier name ("... comes from Tolbridge Mill")
+        noun = _THE_NOUN.match(sentence) if defined and not _opens_with_pronoun(sentence) else None
         if noun is not None and defined is not None and noun.group(3).casefold() in defined:
             named = defined[noun.group(3).casefold()]
             referents.append("" if named.casefold() in sentence.casefold() else named)
