@@ -34,7 +34,9 @@ def test_belonging_to_an_owner_is_ownership() -> None:
 
 
 def test_how_far_is_answered_by_a_distance_not_a_price() -> None:
-    texts = ("The honey is jarred at Moss End, three kilometres away, and sold at the village shop for 6 pounds a jar.",)
+    texts = (
+        "The honey is jarred at Moss End, three kilometres away, and sold at the village shop for 6 pounds a jar.",
+    )
     read = read_as_chat("How far away is Moss End?", *texts)
     assert read.answered and read.short == "three kilometres", read.text
 

@@ -453,8 +453,8 @@ def _candidates(
             elif who_verb:
                 agent = _agent(sentence.text, span, who_verb)  # "a single supplier for motors, Kessel Drives"
             if not agent and listed:
-                said = family_words(listed.removesuffix("s"))  # "Authors:" for "who wrote"
-                agent = bool(said & (who_family or family_words(role_act)))
+                acts = family_words(listed.removesuffix("s"))  # "Authors:" for "who wrote"
+                agent = bool(acts & (who_family or family_words(role_act)))
             if not agent and role_act:
                 agent = _agent(sentence.text, span, role_act)  # "written by X" for "which screenwriter ..."
             if agent:
