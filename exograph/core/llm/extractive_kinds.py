@@ -76,7 +76,8 @@ def role_bound(sentence: str, span: str) -> str:
 _RECURRING = re.compile(
     r"\b(?:(?:every|each)\s+(?:other\s+)?|(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
     r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+of\s+(?:each|every|the)\s+month)?"
-    r"(?:\s+(?:morning|afternoon|evening|night)s?)?\b"
+    r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
+    r"(?:(?:,\s+|,?\s+and\s+)(?:[a-z]+\s+){0,2}(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?)*\b"  # "Tuesdays, Saturdays and ..."
 )
 
 

@@ -168,11 +168,13 @@ def _undergoes(sentence: str, span: str, verb: str) -> bool:
         return False
     after = re.search(
         rf"\b{re.escape(span)}(?:,\s*|\s+(?:was|were|is|are|has\s+been|had\s+been)\s+)"
-        r"(?:(?:first|originally|later|then|also|jointly)\s+)?([a-z]+)\b",
+        r"(?:(?:first|originally|later|then|also|jointly)\s+)?([a-z]+)\b(\s+by\b)?",  # ("is run by": any form)
         sentence,
     )
     participle = after.group(1) if after is not None else ""
-    return (participle.endswith("ed") or participle in _IRREGULAR) and _kin(participle, verb)
+    return (participle.endswith("ed") or participle in _IRREGULAR or bool(after and after.group(2))) and _kin(
+        participle, verb
+    )
 
 
 # The other side of a sale: "bought it from Trinity House" names the seller, "sold it to the trust" the buyer.

@@ -186,6 +186,8 @@ def _candidates(
         spans = _spans(sentence.text, kind, measure)
         if kind == "date" and _WEEKDAY.search(question):  # "open on Saturdays": the hours, not another day
             spans = [span for span in spans if not _WEEKDAY.search(span)]
+        if kind == "date" and re.search(r"\bwhen\s+(?:is|are)\b.*\b(?:open|closed)\b", question, re.I):
+            spans = [span for span in spans if not re.fullmatch(r"\d{4}", span)]  # when it is open: no year it opened
         if kind == "date":
             # "at what time do we meet": a time of day, never "699" of "699 metres"; "when is it open": a date or
             # the hours it gives ("from 10am to 2pm")
