@@ -312,9 +312,13 @@ def _candidates(
             ):
                 continue  # "sings at the Harbour Church" for "who founded the choir": where, never who
             if kind == "place" and typed == "PERSON":
-                if not re.search(rf"\b(?:in|at|near)\s+{re.escape(span)}", sentence.text):
+                if not re.search(rf"\b(?:in|at|near|from)\s+{re.escape(span)}", sentence.text):
                     continue  # a person is not where: "Margaret Oduya" for "where will the workshop be held"
                 typed = "LOCATION"  # "quarried at Bonawe": a place the NER took for a person
+            if kind == "place" and re.search(
+                rf"\b(?:[a-z]+ed|run|made|built|led|held)\s+by\s+{re.escape(span)}", sentence.text
+            ):
+                continue  # "a studio run by Ifeoma Adeyemi": the doer of a passive is no where (the NER said a place)
             fits = 1 if kind in ("date", "number") and not wanted else 0  # a date's form is its type
             # "Marlowe Lighthouse" for "who designed the lighthouse": the thing the question asks about
             asked_head = _stem(words[-1]) in asked and words[-1] != described
