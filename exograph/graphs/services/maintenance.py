@@ -98,4 +98,5 @@ def graph_reembed(*, graph: Graph, batch: int = 256) -> dict[str, int]:
     Graph.objects.filter(pk=graph.pk).update(embedding_model=embedder.name, embedding_dim=embedder.dimension)
     graph.embedding_model, graph.embedding_dim = embedder.name, embedder.dimension
     store.store_ensure(graph.store_name, dimension=embedder.dimension)
+    store.store_vector_indexes_wait(graph.store_name)  # the new indexes fill in the background: searchable after
     return counts

@@ -83,6 +83,7 @@ from exograph.graphs.store.writes import (  # noqa: F401
     store_document_write,
     store_embedding_texts,
     store_entity_contributions,
+    store_vector_indexes_wait,
     store_vectors_compact,
     store_vectors_reset,
     store_vectors_write,

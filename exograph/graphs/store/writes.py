@@ -437,6 +437,13 @@ def _statistic(reply: Any, name: str) -> int:
     return 0
 
 
+def store_vector_indexes_wait(store_name: str) -> None:
+    """Wait until both vector indexes are operational: one created over nodes already written (a re-embed) is
+    filled in the background, and a vector query before that fails ("Invalid arguments for procedure")."""
+    for node in ("ChunkVector", "EntityVector"):
+        _index_wait(store_name, label(node))
+
+
 def _index_wait(store_name: str, node: str) -> None:
     deadline = time.monotonic() + COMPACT_WAIT_SECONDS
     while time.monotonic() < deadline:
