@@ -7,6 +7,7 @@ import re
 
 from exograph.core.llm.extractive_asked import asked_noun, asked_object, head_noun
 from exograph.core.llm.extractive_figures import _UNIT_NEEDED, COUNTED, _counted_nouns
+from exograph.core.llm.extractive_kinds import ends_in_noun
 from exograph.core.llm.extractive_referents import _opens_with_pronoun, described_subject
 from exograph.core.llm.extractive_roles import _agent, doer_verb
 from exograph.core.llm.extractive_spans import (
@@ -109,7 +110,7 @@ def _follow_chain(
         if rank == 0 and who and any(_agent(first.text, name, who) for name in names_in(first.text)):
             return None  # "an army ... under Field Marshal X" for "who led the army": the best sentence names the doer
         spans = _candidates([first], question, kind, exclude=asked_names)
-        if described and any(_stem(span.split()[-1].casefold()) == _stem(described) for _, span, _ in spans):
+        if described and any(ends_in_noun(span, described) for _, span, _ in spans):
             continue  # "Fenn is a member of the Green Party" for "which party ...": it names one of the asked noun, so
             # it is the far end's link (or the answer itself), never the first
         if rank == 0 and not open_families and flat and spans:

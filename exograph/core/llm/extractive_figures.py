@@ -76,10 +76,13 @@ def with_times(question: str, sentence: str, dates: list[str]) -> list[str]:
 
 
 # "How often is rent paid?": how often a thing happens ("quarterly", "every two weeks", "twice a year")
+# A day of the week, one pattern for every reader module that names one
+WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_WEEKDAY = re.compile(rf"\b{WEEKDAY}s?\b")
 _FREQUENCY = re.compile(
     r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|"
     r"(?:every|each)\s+(?:other\s+|(?:\w+\s+)?)?(?:day|night|week|fortnight|month|quarter|year|hour|minute|morning|evening|"
-    r"weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?(?:(?:,\s+|\s+and\s+)(?:mon|tues|wednes|thurs|fri|satur|sun)days?)*|"
+    rf"weekend|{WEEKDAY})s?(?:(?:,\s+|\s+and\s+){WEEKDAY}s?)*|"
     r"(?:once|twice|\w+\s+times)\s+(?:a|an|per|each|every)\s+(?:day|night|week|fortnight|month|quarter|year|hour))\b",
     re.IGNORECASE,
 )

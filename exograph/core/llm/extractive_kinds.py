@@ -16,7 +16,7 @@ from exograph.core.llm.extractive_asked import (
     asked_noun,
     head_noun,
 )
-from exograph.core.llm.extractive_figures import _FREQUENCY
+from exograph.core.llm.extractive_figures import _FREQUENCY, WEEKDAY
 from exograph.core.llm.extractive_link import _ROLE_ASKED
 from exograph.core.llm.extractive_referents import _SAME_THING
 from exograph.core.llm.extractive_roles import _common_places, role_phrases
@@ -48,6 +48,11 @@ def people_label(sentence: str, span: str) -> str:
     return ""
 
 
+def ends_in_noun(span: str, noun: str) -> bool:
+    """The name's own last word is the noun ("the Green Party" for "party")."""
+    return _stem(span.split()[-1].casefold()) == _stem(noun)
+
+
 def same_noun(noun: str, asked: str) -> bool:
     """noun names what the asked noun does: itself, or its other word ("firm" for "which company")."""
     return bool(noun) and (_stem(noun) == _stem(asked) or any({noun, asked} <= group for group in _SAME_THING))
@@ -75,9 +80,9 @@ def role_bound(sentence: str, span: str) -> str:
 # A day of the week, maybe recurring: "every Thursday evening", "the first Tuesday of each month", "Saturdays"
 _RECURRING = re.compile(
     r"\b(?:(?:every|each)\s+(?:other\s+)?|(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
-    r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?:\s+of\s+(?:each|every|the)\s+month)?"
+    rf"{WEEKDAY}s?(?:\s+of\s+(?:each|every|the)\s+month)?"
     r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
-    r"(?:(?:,\s+|,?\s+and\s+)(?:[a-z]+\s+){0,2}(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?)*\b"  # "Tuesdays, Saturdays and ..."
+    rf"(?:(?:,\s+|,?\s+and\s+)(?:[a-z]+\s+){{0,2}}{WEEKDAY}s?)*\b"  # "Tuesdays, Saturdays and ..."
 )
 
 

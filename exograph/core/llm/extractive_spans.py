@@ -27,6 +27,7 @@ from exograph.core.llm.extractive_figures import (
     _TIME_OR_LENGTH,
     _TIMES,
     _UNIT_NEEDED,
+    _WEEKDAY,
     COUNTED,
     _counted_nouns,
     _counts_other,
@@ -44,6 +45,7 @@ from exograph.core.llm.extractive_kinds import (
     _spans,
     _type_of,
     asked_role,
+    ends_in_noun,
     expected_types,
     people_label,
     role_bound,
@@ -415,7 +417,7 @@ def _candidates(
             bound = role_bound(sentence.text, span) if role_asked else ""  # "the treasurer is Raj Patel"
             if bound and bound in _ROLES | {role_asked}:
                 bonus += DEFINED if _stem(bound) == _stem(role_asked) else -ROLE_OTHER
-            if defined or (described and _stem(span.split()[-1].casefold()) == _stem(described)):
+            if defined or (described and ends_in_noun(span, described)):
                 bonus += DEFINED  # "George Raft (born ...) was an American film actor" for "which ... actor"; the
                 # name's own noun is the asked one: "the Tideway Sculling Association" for "which association"
                 fits = 1
@@ -495,6 +497,3 @@ def _original(text: str, names: Sequence[str]) -> list[str]:
         if at >= 0:
             out.append(text[at : at + len(name)])
     return out
-
-
-_WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b")
