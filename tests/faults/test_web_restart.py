@@ -68,9 +68,11 @@ def test_web_sigterm_with_uploads_in_flight_records_and_charges_each_upload_once
         thread.start()
     wait_until(lambda: Document.objects.filter(owner=alice).exists(), timeout=60, what="a first upload recorded")
     web.process.send_signal(signal.SIGTERM)  # uploads are in flight now
-    for thread in threads[UPLOADS // 2 :]:  # and more arrive while it stops and is down
-        thread.start()
     web.process.wait(timeout=60)
+    # and more arrive while it is down (started once it has exited: a draining web may still answer late requests,
+    # which left no upload to retry when the machine was fast)
+    for thread in threads[UPLOADS // 2 :]:
+        thread.start()
     wait_until(lambda: all(outcomes[i] for i in range(UPLOADS // 2, UPLOADS)), timeout=60, what="late uploads tried")
     bases.append(start_web(env).base)  # restarted (the supervisor's job)
     restarted.set()
